@@ -1,0 +1,259 @@
+#include "db/connection.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace outbox::db {
+namespace {
+
+using namespace asio::experimental::awaitable_operators;
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// libpq messages span lines ("...failed: Connection refused\n\tIs the server
+// running..."); logs and CLI errors want one line.
+std::string one_line(const char* message) {
+  std::string out;
+  bool space = false;
+  for (const char* p = message; p && *p; ++p) {
+    const bool ws = *p == '\n' || *p == '\r' || *p == '\t' || *p == ' ';
+    if (ws) {
+      space = !out.empty();
+    } else {
+      if (space) out += ' ';
+      space = false;
+      out += *p;
+    }
+  }
+  return out.empty() ? std::string("unknown libpq error") : out;
+}
+
+// Server notices (e.g. "relation already exists, skipping") must not reach stderr.
+void ignore_notice(void*, const PGresult*) {}
+
+std::vector<const char*> c_values(const params& args) {
+  std::vector<const char*> values;
+  values.reserve(args.size());
+  for (const auto& a : args) values.push_back(a ? a->c_str() : nullptr);
+  return values;
+}
+
+}  // namespace
+
+connection::connection(asio::any_io_executor ex, pgconn_ptr conn)
+    : conn_(std::move(conn)), socket_(ex), timer_(ex) {}
+
+connection& connection::operator=(connection&& other) noexcept {
+  if (this != &other) {
+    close();
+    conn_ = std::move(other.conn_);
+    socket_ = std::move(other.socket_);
+    timer_ = std::move(other.timer_);
+    socket_fd_ = std::exchange(other.socket_fd_, -1);
+    prepared_ = std::move(other.prepared_);
+    notifications_ = std::move(other.notifications_);
+  }
+  return *this;
+}
+
+connection::~connection() { close(); }
+
+void connection::close() noexcept {
+  // Asio must forget the fd before libpq closes it, or the reactor keeps a stale registration.
+  if (socket_.is_open()) {
+    socket_.release();
+  }
+  socket_fd_ = -1;
+  conn_.reset();
+  prepared_.clear();
+}
+
+int connection::backend_pid() const noexcept { return conn_ ? PQbackendPID(conn_.get()) : 0; }
+
+void connection::fail(error_kind kind, std::string message) {
+  close();
+  throw error(kind, std::move(message));
+}
+
+void connection::adopt_socket() {
+  // PQconnectPoll may close the socket and open another (e.g. trying the next
+  // host), possibly with the same number: always re-register during connect.
+  if (socket_.is_open()) socket_.release();
+  socket_fd_ = PQsocket(conn_.get());
+  if (socket_fd_ >= 0) socket_.assign(socket_fd_);
+}
+
+asio::awaitable<connection> connection::async_connect(asio::any_io_executor ex, std::string conninfo,
+                                                      clock::duration timeout) {
+  const auto deadline = clock::now() + timeout;
+  pgconn_ptr raw(PQconnectStart(conninfo.c_str()));
+  if (!raw) throw error(error_kind::connect, "cannot allocate a PostgreSQL connection");
+  if (PQstatus(raw.get()) == CONNECTION_BAD) throw error(error_kind::connect, one_line(PQerrorMessage(raw.get())));
+
+  connection c(ex, std::move(raw));
+  PostgresPollingStatusType status = PGRES_POLLING_WRITING;
+  for (;;) {
+    c.adopt_socket();
+    if (status == PGRES_POLLING_OK) break;
+    if (status == PGRES_POLLING_FAILED || c.socket_fd_ < 0) {
+      std::string message = one_line(PQerrorMessage(c.conn_.get()));
+      c.close();
+      throw error(error_kind::connect, std::move(message));
+    }
+    const bool ready = co_await c.async_wait(status == PGRES_POLLING_READING ? wait_for::read : wait_for::write,
+                                             deadline);
+    if (!ready) {
+      c.close();
+      throw error(error_kind::connect, "timed out connecting to PostgreSQL");
+    }
+    status = PQconnectPoll(c.conn_.get());
+  }
+  if (PQsetnonblocking(c.conn_.get(), 1) != 0) {
+    std::string message = one_line(PQerrorMessage(c.conn_.get()));
+    c.close();
+    throw error(error_kind::connect, std::move(message));
+  }
+  PQsetNoticeReceiver(c.conn_.get(), &ignore_notice, nullptr);
+  co_return c;
+}
+
+asio::awaitable<bool> connection::async_wait(wait_for what, clock::time_point deadline) {
+  if (!conn_) throw error(error_kind::connection, "connection is closed");
+  timer_.expires_at(deadline);
+  const auto type = what == wait_for::read ? asio::posix::stream_descriptor::wait_read
+                                           : asio::posix::stream_descriptor::wait_write;
+  auto outcome = co_await (socket_.async_wait(type, use_tuple) || timer_.async_wait(use_tuple));
+  if (outcome.index() == 1) co_return false;
+  const auto [ec] = std::get<0>(outcome);
+  if (ec) fail(error_kind::connection, "socket wait failed: " + ec.message());
+  co_return true;
+}
+
+void connection::consume_input() {
+  if (PQconsumeInput(conn_.get()) == 0) fail(error_kind::connection, one_line(PQerrorMessage(conn_.get())));
+  collect_notifications();
+}
+
+void connection::collect_notifications() {
+  while (pgnotify_ptr n{PQnotifies(conn_.get())}) {
+    notifications_.push_back({n->relname, n->extra ? n->extra : "", n->be_pid});
+  }
+}
+
+std::deque<notification> connection::take_notifications() { return std::exchange(notifications_, {}); }
+
+asio::awaitable<void> connection::async_flush(clock::time_point deadline) {
+  for (;;) {
+    const int r = PQflush(conn_.get());
+    if (r == 0) co_return;
+    if (r < 0) fail(error_kind::connection, one_line(PQerrorMessage(conn_.get())));
+    // The send buffer is full. Waiting for writability is enough for our small
+    // statements; read input meanwhile so the server never blocks on us.
+    const bool writable = co_await async_wait(wait_for::write, deadline);
+    if (!writable) fail(error_kind::timeout, "timed out sending a statement");
+    consume_input();
+  }
+}
+
+asio::awaitable<result> connection::async_collect(clock::time_point deadline, std::string_view what) {
+  result last;
+  std::string message;
+  std::string sqlstate;
+  for (;;) {
+    while (PQisBusy(conn_.get())) {
+      const bool readable = co_await async_wait(wait_for::read, deadline);
+      if (!readable) fail(error_kind::timeout, "timed out waiting for " + std::string(what));
+      consume_input();
+    }
+    pgresult_ptr r(PQgetResult(conn_.get()));
+    if (!r) break;
+    switch (PQresultStatus(r.get())) {
+      case PGRES_FATAL_ERROR:
+        if (message.empty()) {
+          message = one_line(PQresultErrorMessage(r.get()));
+          const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
+          sqlstate = state ? state : "";
+        }
+        break;
+      case PGRES_COPY_IN:
+      case PGRES_COPY_OUT:
+      case PGRES_COPY_BOTH:
+        fail(error_kind::connection, "COPY is not supported on this connection");
+      default:
+        last = result(std::move(r));
+    }
+  }
+  collect_notifications();
+  if (PQstatus(conn_.get()) == CONNECTION_BAD) {
+    fail(error_kind::connection, message.empty() ? one_line(PQerrorMessage(conn_.get())) : message);
+  }
+  if (!message.empty()) throw error(error_kind::sql, std::move(message), std::move(sqlstate));
+  co_return last;
+}
+
+asio::awaitable<result> connection::async_query(std::string_view sql, params args, clock::duration timeout) {
+  if (!conn_) throw error(error_kind::connection, "connection is closed");
+  const auto deadline = clock::now() + timeout;
+  const std::string text(sql);
+  const auto values = c_values(args);
+  if (PQsendQueryParams(conn_.get(), text.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                        nullptr, 0) == 0) {
+    fail(error_kind::connection, one_line(PQerrorMessage(conn_.get())));
+  }
+  co_await async_flush(deadline);
+  co_return co_await async_collect(deadline, "a query result");
+}
+
+asio::awaitable<result> connection::async_query_prepared(std::string name, std::string_view sql, params args,
+                                                         clock::duration timeout) {
+  if (!conn_) throw error(error_kind::connection, "connection is closed");
+  const auto deadline = clock::now() + timeout;
+  const auto values = c_values(args);
+  if (!prepared_.contains(name)) {
+    const std::string text(sql);
+    if (PQsendPrepare(conn_.get(), name.c_str(), text.c_str(), static_cast<int>(values.size()), nullptr) == 0) {
+      fail(error_kind::connection, one_line(PQerrorMessage(conn_.get())));
+    }
+    co_await async_flush(deadline);
+    (void)co_await async_collect(deadline, "a prepare result");
+    prepared_.insert(name);
+  }
+  if (PQsendQueryPrepared(conn_.get(), name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr,
+                          0) == 0) {
+    fail(error_kind::connection, one_line(PQerrorMessage(conn_.get())));
+  }
+  co_await async_flush(deadline);
+  co_return co_await async_collect(deadline, "a query result");
+}
+
+asio::awaitable<void> connection::async_exec_script(std::string_view sql, clock::duration timeout) {
+  if (!conn_) throw error(error_kind::connection, "connection is closed");
+  const auto deadline = clock::now() + timeout;
+  const std::string text(sql);
+  if (PQsendQuery(conn_.get(), text.c_str()) == 0) fail(error_kind::connection, one_line(PQerrorMessage(conn_.get())));
+  co_await async_flush(deadline);
+  (void)co_await async_collect(deadline, "a script result");
+}
+
+asio::awaitable<bool> connection::async_wait_input(clock::duration timeout) {
+  if (!conn_) throw error(error_kind::connection, "connection is closed");
+  if (!notifications_.empty()) co_return true;
+  // GCC 12 miscompiles `co_await` inside an `if` condition followed by co_return: keep it named.
+  const bool readable = co_await async_wait(wait_for::read, clock::now() + timeout);
+  if (!readable) co_return false;
+  consume_input();
+  if (PQstatus(conn_.get()) == CONNECTION_BAD) fail(error_kind::connection, one_line(PQerrorMessage(conn_.get())));
+  co_return true;
+}
+
+std::string quote_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+}  // namespace outbox::db

@@ -1,0 +1,34 @@
+#pragma once
+// Numbered SQL migrations (sql/NNNN_name.sql, embedded at build time), applied
+// in order, once each, under an advisory lock so concurrent runs are safe.
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "db/connection.hpp"
+
+namespace outbox::db {
+
+struct migration {
+  std::string name;  // file name, e.g. "0001_event_delivery.sql"; its order is the name's
+  std::string sql;
+};
+
+// The migrations compiled into this binary, in order.
+[[nodiscard]] const std::vector<migration>& embedded_migrations();
+
+struct migrate_report {
+  std::vector<std::string> applied;          // names applied by this run, in order
+  std::vector<std::string> already_applied;  // names found recorded before this run
+};
+
+// Applies pending migrations. Throws db::error, or std::runtime_error when the
+// database records a migration this binary does not know (a newer schema) or
+// one whose text changed since it was applied.
+[[nodiscard]] asio::awaitable<migrate_report> async_migrate(connection& conn, const std::vector<migration>& all);
+
+// Names recorded as applied, in order (empty if the schema was never migrated).
+[[nodiscard]] asio::awaitable<std::vector<std::string>> async_applied_migrations(connection& conn);
+
+}  // namespace outbox::db

@@ -1,0 +1,57 @@
+#pragma once
+// Plain values exchanged between providers (which build requests and judge
+// responses) and the HTTPS client (which moves bytes). No I/O here.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace outbox::providers {
+
+using header_list = std::vector<std::pair<std::string, std::string>>;
+
+struct http_request {
+  std::string method = "POST";
+  std::string url;  // absolute: https://host[:port]/path[?query]
+  header_list headers;
+  std::string body;
+};
+
+struct http_response {
+  int status = 0;
+  header_list headers;  // names lower-cased
+  std::string body;
+
+  // First header with this (case-insensitive) name.
+  [[nodiscard]] std::optional<std::string> header(std::string_view name) const;
+};
+
+// Why no usable response arrived. Every kind except `none` is a transport failure.
+enum class transport_error {
+  none,
+  bad_url,             // the request itself is unusable (a configuration problem)
+  resolve,             // DNS lookup failed
+  connect,             // TCP connect failed or was refused
+  tls_handshake,       // handshake failed, including certificate or host name verification
+  timeout,             // a connect, handshake, write or read deadline passed
+  connection_reset,    // peer closed or reset the connection before a full response
+  response_too_large,  // body or header exceeded the configured cap
+  bad_response,        // bytes arrived that are not valid HTTP
+};
+
+[[nodiscard]] std::string_view to_string(transport_error e);
+
+struct http_result {
+  std::optional<http_response> response;  // set when a complete response was read
+  transport_error error = transport_error::none;
+  std::string error_message;  // human-readable; never contains secrets or bodies
+  std::chrono::milliseconds duration{0};
+  // True when request bytes may have reached the server (so it may have acted on them).
+  bool maybe_delivered = false;
+
+  [[nodiscard]] bool ok() const { return response.has_value(); }
+};
+
+}  // namespace outbox::providers

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs a command against a throwaway PostgreSQL 15 cluster that lives in a temp
+# directory and is removed afterwards. Exports the libpq environment (PGHOST,
+# PGPORT, PGUSER, PGDATABASE) plus OUTBOX_PG_CTL, a command that controls the
+# cluster (e.g. "$OUTBOX_PG_CTL restart") for tests that restart the server.
+#   usage: scripts/with_postgres.sh <command> [args...]
+set -euo pipefail
+
+pg_bin=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
+[ -x "$pg_bin/initdb" ] || { echo "with_postgres: no PostgreSQL server binaries found (run scripts/setup.sh)" >&2; exit 1; }
+
+root=$(mktemp -d /tmp/outbox-pg.XXXXXX)
+chmod 755 "$root"
+run_as=()
+if [ "$(id -u)" -eq 0 ]; then
+  chown postgres:postgres "$root"
+  run_as=(runuser -u postgres --)
+fi
+port=${OUTBOX_PG_PORT:-$((20000 + RANDOM % 20000))}
+
+cleanup() {
+  "${run_as[@]}" "$pg_bin/pg_ctl" -D "$root/data" -m immediate stop >/dev/null 2>&1 || true
+  rm -rf "$root"
+}
+trap cleanup EXIT
+
+"${run_as[@]}" "$pg_bin/initdb" -D "$root/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
+cat >> "$root/data/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$root'
+max_connections = 200
+shared_buffers = 256MB
+fsync = on
+log_min_messages = warning
+CONF
+"${run_as[@]}" "$pg_bin/pg_ctl" -D "$root/data" -l "$root/server.log" -w start >/dev/null
+
+export PGHOST=$root PGPORT=$port PGUSER=postgres PGDATABASE=postgres
+export OUTBOX_PG_CTL="${run_as[*]} $pg_bin/pg_ctl -D $root/data -l $root/server.log -w"
+export OUTBOX_PG_BIN=$pg_bin
+echo "with_postgres: PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on port $port (socket $root)"
+set +e
+"$@"
+status=$?
+set -e
+if [ $status -ne 0 ] && [ -f "$root/server.log" ]; then
+  echo "with_postgres: command failed ($status); last server log lines:" >&2
+  tail -n 20 "$root/server.log" >&2 || true
+fi
+exit $status

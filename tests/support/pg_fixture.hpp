@@ -1,0 +1,41 @@
+#pragma once
+// A scratch database per test: created from the libpq environment that
+// scripts/with_postgres.sh exports, migrated, and dropped afterwards.
+#include <string>
+#include <vector>
+
+#include "db/params.hpp"
+#include "db/result.hpp"
+
+namespace outbox::test {
+
+// Connection string for the server's maintenance database (libpq environment).
+[[nodiscard]] std::string admin_conninfo();
+// Connection string for database `name` on the same server.
+[[nodiscard]] std::string conninfo_for(const std::string& name);
+
+// Runs one statement to completion (blocking the caller, not an event loop).
+db::result sql(const std::string& conninfo, const std::string& statement, db::params args = {});
+// Runs a script of statements (simple protocol).
+void sql_script(const std::string& conninfo, const std::string& script);
+
+class scratch_database {
+ public:
+  // Creates a fresh database; applies the embedded migrations when `migrate`.
+  explicit scratch_database(bool migrate = true);
+  ~scratch_database();
+  scratch_database(const scratch_database&) = delete;
+  scratch_database& operator=(const scratch_database&) = delete;
+
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] const std::string& conninfo() const { return conninfo_; }
+  db::result query(const std::string& statement, db::params args = {}) const { return sql(conninfo_, statement, std::move(args)); }
+  // Number of rows for a `SELECT count(*) ...` style statement.
+  [[nodiscard]] long long scalar(const std::string& statement, db::params args = {}) const;
+
+ private:
+  std::string name_;
+  std::string conninfo_;
+};
+
+}  // namespace outbox::test
