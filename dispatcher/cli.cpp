@@ -14,7 +14,10 @@ struct subcommand {
 };
 
 constexpr subcommand subcommands[] = {
+    {"run", "run the dispatcher until SIGTERM/SIGINT", &run_command},
     {"migrate", "apply pending schema migrations (safe to run concurrently and repeatedly)", &migrate_command},
+    {"sweep", "reset rows whose lease expired (stuck in sending); --dry-run to look first", &sweep_command},
+    {"config", "validate the configuration and print it with secrets masked", &config_command},
 };
 
 void print_usage(std::ostream& out) {

@@ -16,6 +16,9 @@ inline constexpr int exit_usage = 2;    // bad arguments or configuration
 
 // Subcommands (each in its own file); `args` excludes the subcommand name.
 [[nodiscard]] int migrate_command(std::span<const std::string> args);
+[[nodiscard]] int run_command(std::span<const std::string> args);
+[[nodiscard]] int sweep_command(std::span<const std::string> args);
+[[nodiscard]] int config_command(std::span<const std::string> args);
 
 // Connection string from DATABASE_URL, or empty for the libpq environment (PGHOST...).
 [[nodiscard]] std::string database_conninfo();

@@ -1,0 +1,105 @@
+// `dispatcher sweep`: on-call's way to reset rows stuck in `sending`.
+#include <iomanip>
+#include <iostream>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <nlohmann/json.hpp>
+
+#include "db/connection.hpp"
+#include "db/delivery_store.hpp"
+#include "dispatcher/cli.hpp"
+#include "dispatcher/config.hpp"
+#include "dispatcher/duration_arg.hpp"
+
+namespace outbox::cli {
+namespace {
+
+constexpr const char* help = R"(usage: dispatcher sweep [--dry-run] [--provider NAME] [--older-than DURATION] [--json]
+
+Resets rows whose lease expired (their dispatcher died or hung) so they are
+sent again with the same idempotency key. Rows that used all their attempts
+(OUTBOX_MAX_ATTEMPTS) become dead instead. Running dispatchers do this on a
+timer too; this command does it now. Rows with a live lease are never touched.
+
+  --dry-run              list what would be reset; change nothing
+  --provider NAME        only rows of this provider (e.g. meta, webhook)
+  --older-than DURATION  only leases expired at least this long ago (90, 90s, 15m, 2h, 1d)
+  --json                 print rows as a JSON array
+)";
+
+}  // namespace
+
+int sweep_command(std::span<const std::string> args) {
+  db::sweep_request req;
+  bool json = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (a == "--help" || a == "-h") {
+      std::cout << help;
+      return exit_ok;
+    } else if (a == "--dry-run") {
+      req.dry_run = true;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--provider" && has_value) {
+      req.provider = args[++i];
+    } else if (a == "--older-than" && has_value) {
+      const auto d = parse_duration_arg(args[++i]);
+      if (!d) {
+        std::cerr << "dispatcher sweep: --older-than: not a duration: '" << args[i] << "' (try 90s, 15m, 2h)\n";
+        return exit_usage;
+      }
+      req.older_than = *d;
+    } else {
+      std::cerr << "dispatcher sweep: unknown or incomplete option '" << a << "'\n" << help;
+      return exit_usage;
+    }
+  }
+  config cfg;
+  try {
+    cfg = load_config(process_environment());
+  } catch (const config_error& e) {
+    std::cerr << "dispatcher sweep: configuration error:\n" << e.what() << "\n";
+    return exit_usage;
+  }
+  req.max_attempts = cfg.backoff.max_attempts;
+
+  boost::asio::io_context io;
+  auto work = [&]() -> boost::asio::awaitable<std::vector<db::swept_row>> {
+    using namespace std::chrono_literals;
+    auto conn = co_await db::connection::async_connect(io.get_executor(), cfg.database_url, 10s);
+    co_return co_await db::async_sweep(conn, req);
+  };
+  auto fut = boost::asio::co_spawn(io, work(), boost::asio::use_future);
+  io.run();
+  const auto rows = fut.get();
+
+  if (json) {
+    auto out = nlohmann::json::array();
+    for (const auto& r : rows) {
+      out.push_back({{"id", r.id}, {"provider", r.provider}, {"destination", r.destination},
+                     {"previous_owner", r.previous_owner}, {"attempts", r.attempts}, {"new_state", r.new_state},
+                     {"expired_seconds_ago", r.expired_seconds_ago}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return exit_ok;
+  }
+  if (!rows.empty()) {
+    std::cout << std::left << std::setw(12) << "id" << std::setw(12) << "provider" << std::setw(16) << "destination"
+              << std::setw(10) << "attempts" << std::setw(10) << "new_state" << std::setw(14) << "expired_ago"
+              << "previous_owner\n";
+    for (const auto& r : rows) {
+      std::cout << std::left << std::setw(12) << r.id << std::setw(12) << r.provider << std::setw(16) << r.destination
+                << std::setw(10) << r.attempts << std::setw(10) << r.new_state << std::setw(14)
+                << (std::to_string(static_cast<long long>(r.expired_seconds_ago)) + "s") << r.previous_owner << "\n";
+    }
+  }
+  std::cout << (req.dry_run ? "would reset " : "reset ") << rows.size() << " row(s) with an expired lease"
+            << (req.dry_run ? " (dry run: nothing changed)" : "") << "\n";
+  return exit_ok;
+}
+
+}  // namespace outbox::cli

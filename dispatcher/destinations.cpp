@@ -1,0 +1,55 @@
+#include "dispatcher/destinations.hpp"
+
+#include <stdexcept>
+
+#include "providers/webhook_provider.hpp"
+
+namespace outbox {
+namespace {
+
+std::string key_of(std::string_view provider, std::string_view name) {
+  std::string key(provider);
+  key += '/';
+  key += name;
+  return key;
+}
+
+}  // namespace
+
+destination::destination(boost::asio::any_io_executor ex, const destination_config& cfg,
+                         std::unique_ptr<providers::provider> impl)
+    : provider_kind(cfg.provider),
+      name(cfg.name),
+      provider(std::move(impl)),
+      limiter(ex, static_cast<std::size_t>(cfg.concurrency)),
+      bucket(cfg.rate_per_second, cfg.burst, token_bucket::clock::now()) {
+  if (cfg.paused) {
+    paused_until = std::chrono::system_clock::time_point::max();
+    pause_reason = "paused by configuration";
+  }
+}
+
+std::unique_ptr<providers::provider> make_provider(const destination_config& cfg) {
+  if (cfg.provider == "webhook") {
+    return std::make_unique<providers::webhook_provider>(
+        providers::make_webhook_destination(cfg.settings, cfg.extra_headers));
+  }
+  throw std::invalid_argument("unknown provider kind '" + cfg.provider + "'");
+}
+
+destination_registry::destination_registry(boost::asio::any_io_executor ex, const config& cfg) {
+  for (const auto& d : cfg.destinations) {
+    by_key_.emplace(key_of(d.provider, d.name), std::make_unique<destination>(ex, d, make_provider(d)));
+  }
+}
+
+destination* destination_registry::find(std::string_view provider, std::string_view name) {
+  const auto it = by_key_.find(key_of(provider, name));
+  return it == by_key_.end() ? nullptr : it->second.get();
+}
+
+void destination_registry::abort_waiters() {
+  for (auto& [key, d] : by_key_) d->limiter.abort_waiters();
+}
+
+}  // namespace outbox

@@ -1,0 +1,57 @@
+#pragma once
+// Runtime state of each configured destination: its provider, concurrency
+// limit, rate limit and pause. Built once from the configuration.
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "dispatcher/async_limiter.hpp"
+#include "dispatcher/config.hpp"
+#include "dispatcher/token_bucket.hpp"
+#include "providers/provider.hpp"
+
+namespace outbox {
+
+struct destination {
+  destination(boost::asio::any_io_executor ex, const destination_config& cfg,
+              std::unique_ptr<providers::provider> impl);
+
+  std::string provider_kind;
+  std::string name;
+  std::unique_ptr<providers::provider> provider;
+  async_limiter limiter;
+  token_bucket bucket;
+  // Paused destinations send nothing; their rows wait until paused_until.
+  std::chrono::system_clock::time_point paused_until{};
+  std::string pause_reason;
+
+  [[nodiscard]] bool paused(std::chrono::system_clock::time_point now) const { return now < paused_until; }
+};
+
+// Builds the provider for one destination; throws std::invalid_argument for an
+// unknown kind (configuration validation normally rejects it first).
+[[nodiscard]] std::unique_ptr<providers::provider> make_provider(const destination_config& cfg);
+
+class destination_registry {
+ public:
+  destination_registry(boost::asio::any_io_executor ex, const config& cfg);
+
+  // nullptr when (provider, name) is not configured.
+  [[nodiscard]] destination* find(std::string_view provider, std::string_view name);
+  void abort_waiters();
+  [[nodiscard]] std::size_t size() const { return by_key_.size(); }
+  template <class F>
+  void for_each(F&& f) {
+    for (auto& [key, d] : by_key_) f(*d);
+  }
+
+ private:
+  std::map<std::string, std::unique_ptr<destination>, std::less<>> by_key_;
+};
+
+}  // namespace outbox

@@ -1,0 +1,516 @@
+#include "dispatcher/engine.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "dispatcher/event_prep.hpp"
+#include "dispatcher/instance_id.hpp"
+#include "providers/http_outcome.hpp"
+
+namespace outbox {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using sys_clock = std::chrono::system_clock;
+using steady = std::chrono::steady_clock;
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+constexpr std::size_t max_settle_batch = 1000;
+constexpr auto destination_pause = 60s;  // after a 401/403: probe again after this
+constexpr auto db_retry_delay = 1s;
+constexpr auto connect_timeout = 5s;
+constexpr auto min_idle = 20ms;          // never spin on rows locked by another dispatcher
+constexpr auto settle_drain_limit = 5s;  // at shutdown, after the grace period
+
+providers::https_client_options http_options(const config& cfg) {
+  providers::https_client_options o;
+  o.connect_timeout = cfg.connect_timeout;
+  o.handshake_timeout = cfg.connect_timeout;
+  o.request_timeout = cfg.request_timeout;
+  o.extra_ca_file = cfg.extra_ca_file;
+  return o;
+}
+
+std::string_view state_name(db::settle_state s) {
+  switch (s) {
+    case db::settle_state::sent:
+      return "sent";
+    case db::settle_state::dead:
+      return "dead";
+    case db::settle_state::pending:
+      break;
+  }
+  return "pending";
+}
+
+}  // namespace
+
+engine::engine(asio::any_io_executor ex, const config& cfg, logger& log)
+    : ex_(ex),
+      cfg_(cfg),
+      log_(log),
+      instance_id_(make_instance_id(cfg.instance_name.value_or(""))),
+      http_(ex, http_options(cfg)),
+      destinations_(ex, cfg),
+      wake_timer_(ex),
+      settle_timer_(ex),
+      maintenance_timer_(ex),
+      drain_timer_(ex),
+      random_(std::random_device{}()) {}
+
+engine::~engine() = default;
+
+double engine::random01() { return std::uniform_real_distribution<double>(0.0, 1.0)(random_); }
+
+auto engine::track(const char* what) {
+  ++background_running_;
+  return [this, what](std::exception_ptr e) {
+    --background_running_;
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        log_.error("internal task failed", {{"task", what}, {"error", ex.what()}});
+      }
+    }
+    drain_timer_.cancel();
+  };
+}
+
+void engine::wake() {
+  wake_pending_ = true;
+  wake_timer_.cancel();
+}
+
+void engine::request_stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  log_.info("stop requested: no new claims; finishing requests in flight",
+            {{"in_flight", in_flight_.size()}, {"grace_seconds", cfg_.shutdown_grace.count()}});
+  if (listener_) listener_->stop();
+  destinations_.abort_waiters();
+  for (auto* t : rate_waits_) t->cancel();
+  maintenance_timer_.cancel();
+  wake();
+}
+
+void engine::on_listener_event(const db::listener_event& e) {
+  switch (e.type) {
+    case db::listener_event::kind::notification:
+      ++stats_.wakeups_notify;
+      wake();
+      break;
+    case db::listener_event::kind::listening:
+      // Notifications sent while we were away are lost: catch up with a claim now.
+      log_.info(e.reconnected ? "listener reconnected; catching up" : "listening for new rows",
+                {{"channel", cfg_.notify_channel}});
+      wake();
+      break;
+    case db::listener_event::kind::lost:
+      log_.warn("listener connection lost; reconnecting (polling continues)", {{"error", e.detail}});
+      break;
+  }
+}
+
+asio::awaitable<bool> engine::async_ensure(std::optional<db::connection>& conn, const char* role) {
+  if (conn && conn->is_open()) co_return true;
+  conn.reset();
+  std::string failure;
+  try {
+    auto fresh = co_await db::connection::async_connect(ex_, cfg_.database_url, connect_timeout);
+    conn.emplace(std::move(fresh));
+  } catch (const db::error& e) {
+    failure = e.what();
+  }
+  if (!failure.empty()) {
+    ++stats_.db_errors;
+    log_.warn("database connection failed; retrying", {{"role", role}, {"error", failure}});
+    co_return false;
+  }
+  log_.debug("database connected", {{"role", role}});
+  co_return true;
+}
+
+asio::awaitable<void> engine::async_pause_for(steady::duration d) {
+  asio::steady_timer t(ex_, d);
+  (void)co_await t.async_wait(use_tuple);
+}
+
+asio::awaitable<void> engine::async_idle(steady::duration max_wait) {
+  if (!wake_pending_ && !stopping_) {
+    wake_timer_.expires_after(std::max<steady::duration>(max_wait, min_idle));
+    (void)co_await wake_timer_.async_wait(use_tuple);
+  }
+  wake_pending_ = false;
+}
+
+asio::awaitable<void> engine::async_run() {
+  log_.info("dispatcher starting",
+            {{"instance", instance_id_},
+             {"wake_mode", cfg_.wake == wake_mode::listen ? "listen" : "poll"},
+             {"destinations", destinations_.size()},
+             {"lease_seconds", cfg_.lease.count()},
+             {"claim_batch", cfg_.claim_batch},
+             {"max_in_flight", cfg_.max_in_flight}});
+  for (const auto& w : cfg_.warnings) log_.warn("configuration", {{"warning", w}});
+
+  if (cfg_.wake == wake_mode::listen) {
+    db::listener_options lo;
+    lo.conninfo = cfg_.database_url;
+    lo.channel = cfg_.notify_channel;
+    lo.heartbeat_interval = cfg_.listen_heartbeat;
+    listener_.emplace(ex_, lo, [this](const db::listener_event& e) { on_listener_event(e); });
+    asio::co_spawn(ex_, listener_->async_run(), track("listener"));
+  }
+  asio::co_spawn(ex_, async_settle_loop(), [this](std::exception_ptr e) {
+    settle_done_ = true;
+    if (e) log_.error("settle loop failed", {});
+    drain_timer_.cancel();
+  });
+  asio::co_spawn(ex_, async_maintenance_loop(), track("maintenance"));
+
+  co_await async_claim_loop();
+
+  // Graceful drain: let requests in flight finish within the grace period.
+  const auto grace_end = steady::now() + cfg_.shutdown_grace;
+  while (active_sends_ > 0 && steady::now() < grace_end) {
+    drain_timer_.expires_at(grace_end);
+    (void)co_await drain_timer_.async_wait(use_tuple);
+  }
+  // Whatever is still in flight and not yet settled goes back to pending now.
+  std::unordered_set<std::int64_t> queued;
+  for (const auto& s : settle_queue_) queued.insert(s.id);
+  std::size_t abandoned = 0;
+  for (auto& [id, row] : in_flight_) {
+    if (queued.contains(id)) continue;
+    row.abandoned = true;
+    ++abandoned;
+    enqueue(row.started ? plan_putback(row.ticket, 0ms, "abandoned",
+                                       "abandoned at shutdown while its request was in flight; it will be "
+                                       "retried with the same idempotency key")
+                        : plan_putback(row.ticket, 0ms, "released", "released unsent at shutdown"));
+  }
+  if (abandoned) log_.warn("giving back rows at shutdown", {{"rows", abandoned}});
+
+  settle_stop_ = true;
+  settle_deadline_ = steady::now() + settle_drain_limit;
+  settle_timer_.cancel();
+  while (!settle_done_ || background_running_ > 0) {
+    drain_timer_.expires_after(settle_drain_limit);
+    (void)co_await drain_timer_.async_wait(use_tuple);
+  }
+  http_.close_idle();
+  claim_conn_.reset();
+  settle_conn_.reset();
+  maintenance_conn_.reset();
+  log_.info("dispatcher stopped", {{"delivered", stats_.delivered},
+                                   {"retried", stats_.retried},
+                                   {"dead", stats_.dead},
+                                   {"lease_lost", stats_.lease_lost},
+                                   {"left_in_flight", in_flight_.size()}});
+}
+
+asio::awaitable<void> engine::async_claim_loop() {
+  const auto max_in_flight = static_cast<std::size_t>(cfg_.max_in_flight);
+  while (!stopping_) {
+    const std::size_t capacity = in_flight_.size() < max_in_flight ? max_in_flight - in_flight_.size() : 0;
+    if (capacity == 0) {
+      capacity_blocked_ = true;  // the settle loop wakes us when rows complete
+      co_await async_idle(cfg_.poll_interval);
+      continue;
+    }
+    capacity_blocked_ = false;
+    const bool connected = co_await async_ensure(claim_conn_, "claim");
+    if (!connected) {
+      co_await async_idle(db_retry_delay);
+      continue;
+    }
+    db::claim_request req;
+    req.owner = instance_id_;
+    req.token = random_uuid();
+    req.lease = cfg_.lease;
+    req.limit = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(cfg_.claim_batch), capacity));
+    req.max_attempts = cfg_.backoff.max_attempts;
+
+    std::vector<db::claimed_row> rows;
+    std::optional<std::chrono::milliseconds> next_due;
+    std::string failure;
+    try {
+      rows = co_await db::async_claim(*claim_conn_, req);
+      if (static_cast<int>(rows.size()) < req.limit) next_due = co_await db::async_next_due(*claim_conn_);
+    } catch (const db::error& e) {
+      failure = e.what();
+    }
+    if (!failure.empty()) {
+      ++stats_.db_errors;
+      log_.warn("claim failed; retrying", {{"error", failure}});
+      co_await async_idle(db_retry_delay);
+      continue;
+    }
+    const bool full = static_cast<int>(rows.size()) == req.limit;
+    if (!rows.empty()) dispatch(std::move(rows));
+    if (full) continue;  // more may be due right now
+    steady::duration wait = cfg_.poll_interval;
+    if (next_due && *next_due < wait) wait = *next_due + 1ms;
+    co_await async_idle(wait);
+  }
+}
+
+void engine::dispatch(std::vector<db::claimed_row> rows) {
+  const auto now = sys_clock::now();
+  std::map<destination*, std::vector<providers::outbound_event>> groups;
+  for (auto& row : rows) {
+    ++stats_.claimed;
+    const row_ticket ticket{row.id, row.lease_token, row.attempts, row.created_at};
+    in_flight_.emplace(row.id, in_flight_row{ticket, row.provider, row.destination});
+    if (row.reclaimed) {
+      ++stats_.reclaimed;
+      log_.warn("took over a row whose lease expired", {{"row_id", row.id},
+                                                        {"provider", row.provider},
+                                                        {"destination", row.destination},
+                                                        {"attempt", row.attempts}});
+    }
+    destination* dest = destinations_.find(row.provider, row.destination);
+    if (!dest) {
+      enqueue(plan_rejection(ticket,
+                             "no destination '" + row.destination + "' is configured for provider '" + row.provider +
+                                 "' (set OUTBOX_DEST__" + row.provider + "__" + row.destination + "__...)",
+                             now));
+      continue;
+    }
+    auto prepared = prepare_event(row, cfg_.max_payload_bytes);
+    if (const auto* problem = std::get_if<std::string>(&prepared)) {
+      enqueue(plan_rejection(ticket, *problem, now));
+      continue;
+    }
+    auto& event = std::get<providers::outbound_event>(prepared);
+    if (auto problem = dest->provider->validate(event, now)) {
+      enqueue(plan_rejection(ticket, *problem, now));
+      continue;
+    }
+    groups[dest].push_back(std::move(event));
+  }
+  for (auto& [dest, events] : groups) {
+    if (dest->paused(now)) {
+      const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::min<sys_clock::duration>(dest->paused_until - now, destination_pause));
+      put_back(events, remaining, "paused", "destination paused: " + dest->pause_reason);
+      continue;
+    }
+    const std::size_t batch = std::max<std::size_t>(1, dest->provider->max_batch_size());
+    for (std::size_t i = 0; i < events.size(); i += batch) {
+      std::vector<providers::outbound_event> chunk(std::make_move_iterator(events.begin() + static_cast<long>(i)),
+                                                   std::make_move_iterator(events.begin() + static_cast<long>(
+                                                                                std::min(events.size(), i + batch))));
+      ++active_sends_;
+      asio::co_spawn(ex_, async_send_batch(*dest, std::move(chunk)), [this](std::exception_ptr e) {
+        --active_sends_;
+        if (e) {
+          try {
+            std::rethrow_exception(e);
+          } catch (const std::exception& ex) {
+            log_.error("send task failed", {{"error", ex.what()}});
+          }
+        }
+        if (stopping_) drain_timer_.cancel();
+      });
+    }
+  }
+}
+
+asio::awaitable<void> engine::async_send_batch(destination& dest, std::vector<providers::outbound_event> events) {
+  const bool slot = co_await dest.limiter.async_acquire();
+  if (slot && !stopping_) {
+    const auto wait = dest.bucket.reserve(steady::now());
+    if (wait > steady::duration::zero()) {
+      asio::steady_timer t(ex_, wait);
+      rate_waits_.push_back(&t);
+      (void)co_await t.async_wait(use_tuple);
+      std::erase(rate_waits_, &t);
+    }
+  }
+  if (!slot || stopping_) {
+    if (slot) dest.limiter.release();
+    put_back(events, 0ms, "released", "released unsent at shutdown");
+    co_return;
+  }
+
+  for (const auto& e : events) in_flight_.at(e.row_id).started = true;
+  auto request = dest.provider->build_request(events, sys_clock::now());
+  const auto started_at = sys_clock::now();
+  const auto t0 = steady::now();
+  ++stats_.requests;
+  const auto result = co_await http_.async_send(std::move(request));
+  dest.limiter.release();
+  const auto now = sys_clock::now();
+  auto verdict = dest.provider->classify(events, result);
+
+  attempt_facts facts;
+  facts.started_at = started_at;
+  facts.duration = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0);
+  if (result.response) {
+    facts.http_status = result.response->status;
+    facts.response_excerpt = providers::response_excerpt(result.response->body);
+  } else {
+    facts.response_excerpt = std::string(providers::to_string(result.error)) + ": " + result.error_message;
+  }
+
+  // Rows given back at shutdown while this request ran: their fate is already queued.
+  std::erase_if(events, [&](const providers::outbound_event& e) { return in_flight_.at(e.row_id).abandoned; });
+  if (events.empty()) co_return;
+
+  if (verdict.pause_destination) {
+    dest.paused_until = now + destination_pause;
+    dest.pause_reason = *verdict.pause_destination;
+    log_.error("destination paused after a destination-wide failure",
+               {{"provider", dest.provider_kind},
+                {"destination", dest.name},
+                {"reason", dest.pause_reason},
+                {"pause_seconds", destination_pause.count()}});
+    put_back(events, destination_pause, "paused", dest.pause_reason);
+    co_return;
+  }
+  if (verdict.events.size() != events.size()) {
+    verdict.events.assign(events.size(), providers::event_outcome{providers::outcome_kind::retry,
+                                                                  "provider returned a wrong number of outcomes", {}});
+  }
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const auto& ticket = in_flight_.at(events[i].row_id).ticket;
+    enqueue(plan_settlement(ticket, verdict.events[i], facts, cfg_.backoff, now, random01()));
+  }
+}
+
+void engine::put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,
+                      const std::string& outcome, const std::string& reason) {
+  for (const auto& e : events) enqueue(plan_putback(in_flight_.at(e.row_id).ticket, delay, outcome, reason));
+}
+
+void engine::enqueue(db::settlement s) {
+  settle_queue_.push_back(std::move(s));
+  settle_timer_.cancel();
+}
+
+void engine::record(const db::settlement& s) {
+  const auto& row = in_flight_.at(s.id);
+  if (s.refund_attempt) {
+    ++stats_.put_back;
+  } else if (s.state == db::settle_state::sent) {
+    ++stats_.delivered;
+  } else if (s.state == db::settle_state::dead) {
+    ++stats_.dead;
+  } else {
+    ++stats_.retried;
+  }
+  const log_level level = s.state == db::settle_state::sent ? log_level::debug
+                          : s.state == db::settle_state::dead ? log_level::warn
+                                                              : log_level::info;
+  log_.log(level, "row settled", [&] {
+    nlohmann::json f{{"row_id", s.id},         {"provider", row.provider},  {"destination", row.destination},
+                     {"state", state_name(s.state)}, {"outcome", s.outcome}, {"attempt", s.attempt}};
+    if (s.http_status) f["http_status"] = *s.http_status;
+    if (!s.error.empty()) f["error"] = s.error;
+    if (s.state == db::settle_state::pending) f["retry_in_ms"] = s.retry_delay.count();
+    return f;
+  });
+}
+
+asio::awaitable<void> engine::async_settle_loop() {
+  for (;;) {
+    if (settle_queue_.empty()) {
+      if (settle_stop_) break;
+      settle_timer_.expires_after(1h);
+      (void)co_await settle_timer_.async_wait(use_tuple);
+      continue;
+    }
+    if (settle_stop_ && steady::now() > settle_deadline_) {
+      log_.error("could not record outcomes before exit; those rows are retried after their lease expires",
+                 {{"rows", settle_queue_.size()}});
+      break;
+    }
+    const bool connected = co_await async_ensure(settle_conn_, "settle");
+    if (!connected) {
+      co_await async_pause_for(db_retry_delay);
+      continue;
+    }
+    const auto n = std::min(settle_queue_.size(), max_settle_batch);
+    const std::vector<db::settlement> batch(settle_queue_.begin(), settle_queue_.begin() + static_cast<long>(n));
+    std::vector<std::int64_t> settled;
+    std::string failure;
+    try {
+      settled = co_await db::async_settle(*settle_conn_, instance_id_, batch);
+    } catch (const db::error& e) {
+      failure = e.what();
+    }
+    if (!failure.empty()) {
+      ++stats_.db_errors;
+      log_.warn("settle failed; retrying", {{"rows", n}, {"error", failure}});
+      co_await async_pause_for(db_retry_delay);
+      continue;  // the batch stays queued
+    }
+    settle_queue_.erase(settle_queue_.begin(), settle_queue_.begin() + static_cast<long>(n));
+    const std::unordered_set<std::int64_t> ok(settled.begin(), settled.end());
+    for (const auto& s : batch) {
+      if (ok.contains(s.id)) {
+        record(s);
+      } else {
+        ++stats_.lease_lost;
+        log_.warn("lease lost before settling: another worker owns the row now; outcome not recorded",
+                  {{"row_id", s.id}, {"outcome", s.outcome}});
+      }
+      in_flight_.erase(s.id);
+    }
+    if (capacity_blocked_) wake();
+  }
+}
+
+asio::awaitable<void> engine::async_maintenance_loop() {
+  const auto renew_every = std::chrono::duration_cast<steady::duration>(cfg_.lease) / 3;
+  auto next_sweep = steady::now() + cfg_.sweep_interval;
+  while (!stopping_) {
+    maintenance_timer_.expires_after(std::min(renew_every, next_sweep - steady::now()));
+    (void)co_await maintenance_timer_.async_wait(use_tuple);
+    if (stopping_) break;
+    const bool connected = co_await async_ensure(maintenance_conn_, "maintenance");
+    if (!connected) continue;
+    std::string failure;
+    try {
+      if (!in_flight_.empty()) {
+        std::vector<std::int64_t> ids;
+        std::vector<std::string> tokens;
+        for (const auto& [id, row] : in_flight_) {
+          ids.push_back(id);
+          tokens.push_back(row.ticket.lease_token);
+        }
+        const auto renewed = co_await db::async_renew(*maintenance_conn_, ids, tokens, cfg_.lease);
+        log_.debug("leases renewed", {{"rows", renewed}, {"held", ids.size()}});
+      }
+      if (steady::now() >= next_sweep) {
+        next_sweep = steady::now() + cfg_.sweep_interval;
+        db::sweep_request req;
+        req.max_attempts = cfg_.backoff.max_attempts;
+        const auto swept = co_await db::async_sweep(*maintenance_conn_, req);
+        if (!swept.empty()) {
+          stats_.swept += swept.size();
+          nlohmann::json ids = nlohmann::json::array();
+          for (const auto& r : swept) ids.push_back(r.id);
+          log_.warn("sweeper reset expired leases", {{"rows", swept.size()}, {"row_ids", ids}});
+          wake();
+        }
+      }
+    } catch (const db::error& e) {
+      failure = e.what();
+    }
+    if (!failure.empty()) {
+      ++stats_.db_errors;
+      log_.warn("lease maintenance failed; retrying", {{"error", failure}});
+    }
+  }
+}
+
+}  // namespace outbox

@@ -1,0 +1,18 @@
+#pragma once
+// Turns a claimed row into a provider event, or says why the row can never be
+// sent (so it goes dead at once, before any request). Pure.
+#include <cstddef>
+#include <string>
+#include <variant>
+
+#include "db/delivery_store.hpp"
+#include "providers/provider.hpp"
+
+namespace outbox {
+
+// The event, or a one-line reason the row is malformed.
+using prepared_event = std::variant<providers::outbound_event, std::string>;
+
+[[nodiscard]] prepared_event prepare_event(const db::claimed_row& row, std::size_t max_payload_bytes);
+
+}  // namespace outbox

@@ -1,0 +1,117 @@
+#include "providers/crypto.hpp"
+
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
+#include <array>
+#include <climits>
+#include <memory>
+#include <stdexcept>
+
+namespace outbox::providers {
+namespace {
+
+using mac_ptr = std::unique_ptr<EVP_MAC, decltype(&EVP_MAC_free)>;
+using mac_ctx_ptr = std::unique_ptr<EVP_MAC_CTX, decltype(&EVP_MAC_CTX_free)>;
+
+constexpr std::size_t sha256_size = 32;
+
+const unsigned char* bytes_of(std::string_view s) {
+  // OpenSSL wants a non-null pointer even for empty input (an empty HMAC key is legal).
+  static constexpr unsigned char empty = 0;
+  return s.empty() ? &empty : reinterpret_cast<const unsigned char*>(s.data());
+}
+
+// OpenSSL's encode/decode take int lengths; anything near INT_MAX is a bug upstream.
+int checked_int(std::size_t n) {
+  if (n > static_cast<std::size_t>(INT_MAX / 2)) throw std::length_error("crypto: input too large");
+  return static_cast<int>(n);
+}
+
+// Fetching the algorithm is the expensive part, so do it once per process.
+EVP_MAC* hmac_algorithm() {
+  static const mac_ptr mac{EVP_MAC_fetch(nullptr, "HMAC", nullptr), &EVP_MAC_free};
+  if (!mac) throw std::runtime_error("OpenSSL: HMAC is not available");
+  return mac.get();
+}
+
+bool is_base64_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+}
+
+}  // namespace
+
+std::string hmac_sha256(std::string_view key, std::string_view data) {
+  mac_ctx_ptr ctx{EVP_MAC_CTX_new(hmac_algorithm()), &EVP_MAC_CTX_free};
+  if (!ctx) throw std::runtime_error("OpenSSL: EVP_MAC_CTX_new failed");
+  char digest_name[] = "SHA256";
+  const std::array<OSSL_PARAM, 2> params{OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
+                                         OSSL_PARAM_construct_end()};
+  std::string out(sha256_size, '\0');
+  std::size_t out_len = 0;
+  if (EVP_MAC_init(ctx.get(), bytes_of(key), key.size(), params.data()) != 1 ||
+      EVP_MAC_update(ctx.get(), bytes_of(data), data.size()) != 1 ||
+      EVP_MAC_final(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &out_len, out.size()) != 1 ||
+      out_len != sha256_size) {
+    throw std::runtime_error("OpenSSL: HMAC-SHA256 failed");
+  }
+  return out;
+}
+
+std::string sha256(std::string_view data) {
+  std::string out(sha256_size, '\0');
+  unsigned int out_len = 0;
+  if (EVP_Digest(bytes_of(data), data.size(), reinterpret_cast<unsigned char*>(out.data()), &out_len, EVP_sha256(),
+                 nullptr) != 1 ||
+      out_len != sha256_size) {
+    throw std::runtime_error("OpenSSL: SHA-256 failed");
+  }
+  return out;
+}
+
+std::string sha256_hex(std::string_view data) { return hex_encode(sha256(data)); }
+
+std::string hex_encode(std::string_view bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out.push_back(digits[b >> 4]);
+    out.push_back(digits[b & 0x0f]);
+  }
+  return out;
+}
+
+std::string base64_encode(std::string_view bytes) {
+  const int in_len = checked_int(bytes.size());
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');  // +1: EVP_EncodeBlock writes a NUL
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes_of(bytes), in_len);
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  // EVP_DecodeBlock skips whitespace and miscounts padding, so validate first.
+  std::size_t pad = 0;
+  while (pad < text.size() && pad < 3 && text[text.size() - 1 - pad] == '=') ++pad;
+  const std::string_view body = text.substr(0, text.size() - pad);
+  for (const char c : body) {
+    if (!is_base64_char(c)) return std::nullopt;
+  }
+  if (body.size() % 4 == 1 || pad > 2) return std::nullopt;
+  if (pad > 0 && text.size() % 4 != 0) return std::nullopt;
+  std::string padded{body};
+  const std::size_t missing = (4 - body.size() % 4) % 4;
+  padded.append(missing, '=');
+
+  std::string out(padded.size() / 4 * 3 + 1, '\0');
+  const int n =
+      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes_of(padded), checked_int(padded.size()));
+  if (n < 0) return std::nullopt;
+  out.resize(static_cast<std::size_t>(n) - missing);  // DecodeBlock counts padding as zero bytes
+  return out;
+}
+
+}  // namespace outbox::providers

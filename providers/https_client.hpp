@@ -1,0 +1,57 @@
+#pragma once
+// HTTPS client with per-origin keep-alive pools. Moves bytes and reports what
+// happened as an http_result; it never judges status codes (providers do).
+//
+// Not thread-safe: construct it and call every member on the thread that runs
+// its executor. Many coroutines may await async_send at the same time; each
+// takes its own connection. The client must outlive every async_send.
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "providers/http_types.hpp"
+
+namespace outbox::providers {
+
+struct https_client_options {
+  std::chrono::milliseconds connect_timeout{3000};   // DNS lookup + TCP connect
+  std::chrono::milliseconds handshake_timeout{3000};  // TLS handshake
+  std::chrono::milliseconds request_timeout{10000};   // write + read of one exchange
+  std::chrono::milliseconds idle_timeout{30000};      // pooled connection max idle; 0 disables reuse
+  std::size_t max_response_bytes = 1 << 20;           // body cap; headers are capped at 64 KiB
+  std::size_t max_idle_per_origin = 64;
+  std::string extra_ca_file;  // PEM, added to the system trust store (for tests)
+};
+
+class https_client {
+ public:
+  // Throws std::runtime_error if extra_ca_file cannot be loaded.
+  https_client(boost::asio::any_io_executor ex, https_client_options opts);
+  ~https_client();
+  https_client(const https_client&) = delete;
+  https_client& operator=(const https_client&) = delete;
+
+  // Sends one request (https://, or plain http://). Never throws for I/O
+  // failures: they come back as result.error. A reused keep-alive connection
+  // that turns out dead before any response byte arrives is retried once on a
+  // fresh connection; nothing else is retried.
+  // Host, Content-Length and Transfer-Encoding are set here (given values are
+  // dropped); User-Agent and Content-Type (application/json, when there is a
+  // body) are set unless given.
+  [[nodiscard]] boost::asio::awaitable<http_result> async_send(http_request req);
+
+  // Pooled connections currently idle, over all origins.
+  [[nodiscard]] std::size_t idle_connections() const;
+  // Closes every idle pooled connection (at shutdown).
+  void close_idle();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace outbox::providers

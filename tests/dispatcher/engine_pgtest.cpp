@@ -1,0 +1,220 @@
+// The engine in this process against a real PostgreSQL and real local HTTPS
+// servers: wake-up, outcomes, retries, bad rows, TLS refusal, destination pause.
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "tests/support/engine_harness.hpp"
+
+using namespace std::chrono_literals;
+using outbox::test::engine_harness;
+using outbox::test::eventually;
+using outbox::test::response_plan;
+
+namespace {
+
+long long attempts_of(const engine_harness& h, std::int64_t id) {
+  return h.db.scalar("SELECT attempts FROM event_delivery WHERE id = $1", {std::to_string(id)});
+}
+
+std::string column_of(const engine_harness& h, std::int64_t id, const std::string& column) {
+  auto r = h.db.query("SELECT coalesce(" + column + "::text, '') FROM event_delivery WHERE id = $1",
+                      {std::to_string(id)});
+  return std::string(r.text(0, 0));
+}
+
+}  // namespace
+
+TEST_CASE("a NOTIFY wakes the engine long before the fallback poll") {
+  engine_harness h([](auto& env) { env["OUTBOX_POLL_INTERVAL_MS"] = "60000"; });
+  h.start();
+  REQUIRE(eventually([&] { return h.logs().find("listening for new rows") != std::string::npos; }, 10s));
+  const auto inserted = std::chrono::steady_clock::now();
+  const auto id = h.enqueue(1, "Lead");
+  REQUIRE(h.server.wait_for_requests(1, 10s));
+  const auto latency = h.server.requests().front().arrived_at - inserted;
+  CHECK(latency < 2s);  // the poll would take 60 s
+  CHECK(h.wait_state(id, "sent"));
+  const auto req = h.server.requests().front();
+  CHECK(req.method == "POST");
+  CHECK(req.target == "/hook");
+  CHECK(req.header("webhook-id") == column_of(h, id, "idempotency_key"));
+  CHECK(req.header("webhook-signature").value_or("").starts_with("v1,"));
+  CHECK(req.body == R"({"value":1})");
+  h.stop();
+}
+
+TEST_CASE("poll-only mode delivers without any notification") {
+  engine_harness h([](auto& env) {
+    env["OUTBOX_WAKE_MODE"] = "poll";
+    env["OUTBOX_POLL_INTERVAL_MS"] = "200";
+  });
+  h.start();
+  const auto id = h.enqueue(2, "Lead");
+  CHECK(h.wait_state(id, "sent"));
+  CHECK(h.server.request_count() == 1);
+  CHECK(h.logs().find("listening for new rows") == std::string::npos);
+  h.stop();
+}
+
+TEST_CASE("a 503 is retried with the same key and body, then delivered") {
+  engine_harness h;
+  h.server.script({response_plan::reply(503, R"({"error":"busy"})"), response_plan::reply(200)});
+  h.start();
+  const auto id = h.enqueue(3, "Lead", R"({"value": 10, "currency": "EUR"})");
+  REQUIRE(h.wait_state(id, "sent"));
+  const auto reqs = h.server.requests();
+  REQUIRE(reqs.size() == 2);
+  CHECK(reqs[0].header("webhook-id") == reqs[1].header("webhook-id"));
+  CHECK(reqs[0].body == reqs[1].body);
+  CHECK(attempts_of(h, id) == 2);
+  auto log = h.db.query("SELECT outcome, http_status FROM event_delivery_attempt WHERE delivery_id = $1 ORDER BY id",
+                        {std::to_string(id)});
+  REQUIRE(log.rows() == 2);
+  CHECK(log.text(0, 0) == "retry");
+  CHECK(log.text(0, 1) == "503");
+  CHECK(log.text(1, 0) == "delivered");
+  CHECK(column_of(h, id, "sent_at") != "");
+  h.stop();
+}
+
+TEST_CASE("429 with Retry-After is honoured") {
+  engine_harness h;
+  h.server.script({response_plan::reply(429, "{}", {{"Retry-After", "3"}}), response_plan::reply(200)});
+  h.start();
+  const auto id = h.enqueue(4, "Lead");
+  REQUIRE(h.wait_state(id, "sent", 20s));
+  const auto reqs = h.server.requests();
+  REQUIRE(reqs.size() == 2);
+  // Our own backoff would retry after about 1 s; the server asked for 3.
+  CHECK(reqs[1].arrived_at - reqs[0].arrived_at >= 2900ms);
+  h.stop();
+}
+
+TEST_CASE("a request that hangs past the deadline times out and is retried") {
+  engine_harness h;
+  h.server.script({response_plan::hang(), response_plan::reply(200)});
+  h.start();
+  const auto id = h.enqueue(5, "Lead");
+  REQUIRE(h.wait_state(id, "sent", 20s));
+  auto first = h.db.query("SELECT outcome, error FROM event_delivery_attempt WHERE delivery_id = $1 ORDER BY id LIMIT 1",
+                          {std::to_string(id)});
+  CHECK(first.text(0, 0) == "retry");
+  CHECK(std::string(first.text(0, 1)).find("timeout") != std::string::npos);
+  h.stop();
+}
+
+TEST_CASE("a connection reset mid-response is retried by the engine, not replayed by the client") {
+  engine_harness h;
+  h.server.script({response_plan::close_mid_response(), response_plan::reply(200)});
+  h.start();
+  const auto id = h.enqueue(6, "Lead");
+  REQUIRE(h.wait_state(id, "sent", 20s));
+  CHECK(h.server.request_count() == 2);
+  CHECK(attempts_of(h, id) == 2);
+  h.stop();
+}
+
+TEST_CASE("a 4xx is permanent: dead at once with the reason") {
+  engine_harness h;
+  h.server.set_fallback([](const auto&) { return response_plan::reply(422, R"({"error":"value must be positive"})"); });
+  h.start();
+  const auto id = h.enqueue(7, "Lead");
+  REQUIRE(h.wait_state(id, "dead"));
+  CHECK(h.server.request_count() == 1);
+  const auto error = column_of(h, id, "last_error");
+  CHECK(error.find("422") != std::string::npos);
+  CHECK(error.find("value must be positive") != std::string::npos);
+  CHECK(column_of(h, id, "last_http_status") == "422");
+  h.stop();
+}
+
+TEST_CASE("exhausting the attempts makes the row dead and says so") {
+  engine_harness h([](auto& env) { env["OUTBOX_MAX_ATTEMPTS"] = "2"; });
+  h.server.set_fallback([](const auto&) { return response_plan::reply(500); });
+  h.start();
+  const auto id = h.enqueue(8, "Lead");
+  REQUIRE(h.wait_state(id, "dead", 20s));
+  CHECK(h.server.request_count() == 2);
+  CHECK(attempts_of(h, id) == 2);
+  CHECK(column_of(h, id, "last_error").find("gave up") != std::string::npos);
+  h.stop();
+}
+
+TEST_CASE("malformed rows go dead at once with a clear error and the engine keeps going") {
+  engine_harness h([](auto& env) { env["OUTBOX_MAX_PAYLOAD_BYTES"] = "1024"; });
+  h.start();
+  const auto unknown_provider = h.enqueue(9, "Lead", "{}", "nosuch");
+  const auto unknown_destination = h.enqueue(10, "Lead", "{}", "webhook", "nowhere");
+  const auto not_object = h.enqueue(11, "Lead", "[1, 2, 3]");
+  const auto oversized = h.enqueue(12, "Lead", R"({"blob": ")" + std::string(2000, 'x') + R"("})");
+  for (auto id : {unknown_provider, unknown_destination, not_object, oversized}) CHECK(h.wait_state(id, "dead"));
+  CHECK(column_of(h, unknown_provider, "last_error").find("provider 'nosuch'") != std::string::npos);
+  CHECK(column_of(h, unknown_destination, "last_error").find("destination 'nowhere'") != std::string::npos);
+  CHECK(column_of(h, not_object, "last_error").find("must be a JSON object") != std::string::npos);
+  CHECK(column_of(h, oversized, "last_error").find("over the limit") != std::string::npos);
+  CHECK(h.server.request_count() == 0);
+
+  const auto good = h.enqueue(13, "Lead");
+  CHECK(h.wait_state(good, "sent"));
+  CHECK(h.server.request_count() == 1);
+  h.stop();
+}
+
+TEST_CASE("TLS: an untrusted certificate or a wrong host name is refused and never sent to") {
+  outbox::test::test_pki other;
+  outbox::test::test_server_options untrusted_opts;
+  untrusted_opts.certificate = other.untrusted.issue();
+  outbox::test::test_https_server untrusted(untrusted_opts);
+  outbox::test::test_server_options wrong_name_opts;
+  engine_harness* self = nullptr;
+  std::unique_ptr<outbox::test::test_https_server> wrong_name;
+  engine_harness h([&](auto& env) {
+    env["OUTBOX_DEST__WEBHOOK__UNTRUSTED__URL"] = untrusted.url("/hook", "localhost");
+  });
+  self = &h;
+  outbox::test::subject_names names;
+  names.dns = {"wrong.example"};
+  names.ips = {};
+  wrong_name_opts.certificate = h.pki.trusted.issue(names);
+  wrong_name = std::make_unique<outbox::test::test_https_server>(wrong_name_opts);
+  // A destination whose certificate is from our CA but for another name.
+  auto env = outbox::test::base_environment(h.db, h.server, h.pki.trusted);
+  h.cfg.destinations.push_back(*h.cfg.find_destination("webhook", "default"));
+  h.cfg.destinations.back().name = "wrongname";
+  h.cfg.destinations.back().settings["url"] = wrong_name->url("/hook", "localhost");
+  h.start();
+  const auto a = h.enqueue(14, "Lead", "{}", "webhook", "untrusted");
+  const auto b = h.enqueue(15, "Lead", "{}", "webhook", "wrongname");
+  REQUIRE(eventually([&] { return column_of(*self, a, "last_error") != "" && column_of(*self, b, "last_error") != ""; },
+                     15s));
+  CHECK(untrusted.request_count() == 0);
+  CHECK(wrong_name->request_count() == 0);
+  CHECK(column_of(h, a, "last_error").find("tls") != std::string::npos);
+  CHECK(column_of(h, b, "last_error").find("tls") != std::string::npos);
+  CHECK(h.state_of(a) != "sent");
+  CHECK(h.state_of(b) != "sent");
+  h.stop();
+}
+
+TEST_CASE("a 401 pauses the destination without burning the row's attempts") {
+  engine_harness h;
+  h.server.set_fallback([](const auto&) { return response_plan::reply(401, R"({"error":"bad token"})"); });
+  h.start();
+  const auto first = h.enqueue(16, "Lead");
+  REQUIRE(h.server.wait_for_requests(1, 10s));
+  REQUIRE(eventually([&] { return h.state_of(first) == "pending" && column_of(h, first, "last_error") != ""; }, 10s));
+  CHECK(attempts_of(h, first) == 0);
+  CHECK(column_of(h, first, "last_error").find("401") != std::string::npos);
+  CHECK(h.logs().find("destination paused") != std::string::npos);
+
+  // A new row for the paused destination is put back without a request.
+  const auto second = h.enqueue(17, "Lead");
+  REQUIRE(eventually([&] {
+    return h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE delivery_id = $1 AND outcome = 'paused'",
+                       {std::to_string(second)}) == 1;
+  }, 10s));
+  CHECK(h.server.request_count() == 1);
+  CHECK(attempts_of(h, second) == 0);
+  h.stop();
+}

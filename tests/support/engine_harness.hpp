@@ -1,0 +1,63 @@
+#pragma once
+// An engine running in this process against a scratch database and a local
+// HTTPS server signed by a throwaway CA: what the engine tests drive.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+
+#include "dispatcher/config.hpp"
+#include "dispatcher/engine.hpp"
+#include "dispatcher/log.hpp"
+#include "tests/support/pg_fixture.hpp"
+#include "tests/support/test_https_server.hpp"
+#include "tests/support/test_tls.hpp"
+
+namespace outbox::test {
+
+// Polls `probe` until it returns true or `timeout` passes. For state that lives
+// in another process or the database, where no event can be awaited.
+bool eventually(const std::function<bool()>& probe, std::chrono::milliseconds timeout);
+
+// Settings every test starts from: fast timers, one webhook destination.
+[[nodiscard]] environment base_environment(const scratch_database& db, const test_https_server& server,
+                                           const test_ca& ca);
+
+class engine_harness {
+ public:
+  // `tweak` may change the environment before the configuration is loaded.
+  explicit engine_harness(std::function<void(environment&)> tweak = {});
+  ~engine_harness();
+
+  void start();
+  // Graceful stop; blocks until async_run returned.
+  void stop();
+
+  // Enqueues through the SQL function; returns the row id.
+  std::int64_t enqueue(std::int64_t lead, const std::string& event, const std::string& payload = R"({"value": 1})",
+                       const std::string& provider = "webhook", const std::string& destination = "default");
+  [[nodiscard]] std::string state_of(std::int64_t id) const;
+  // Waits until the row reaches `state`.
+  [[nodiscard]] bool wait_state(std::int64_t id, const std::string& state,
+                                std::chrono::milliseconds timeout = std::chrono::seconds(15)) const;
+  [[nodiscard]] std::string logs() const;
+
+  scratch_database db;
+  test_pki pki;
+  test_https_server server;
+  config cfg;
+
+ private:
+  std::ostringstream log_stream_;
+  std::unique_ptr<logger> log_;
+  boost::asio::io_context io_;
+  std::unique_ptr<engine> engine_;
+  std::thread thread_;
+  bool running_ = false;
+};
+
+}  // namespace outbox::test
