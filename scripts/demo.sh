@@ -1,17 +1,12 @@
 #!/usr/bin/env bash
-# The main job on a throwaway database: installs, builds the dispatcher, starts
-# a temporary PostgreSQL, applies the migrations and shows the schema.
+# The main job, end to end on a throwaway machine state: installs what is
+# missing, builds, starts a temporary PostgreSQL and a local HTTPS endpoint,
+# runs the dispatcher, enqueues lead events (one malformed, one duplicate, one
+# to an endpoint that fails once), waits for delivery and prints a summary.
+# Everything it starts is stopped and removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cmake --preset default >/dev/null
-cmake --build --preset default -j "$(nproc)" --target dispatcher
-scripts/with_postgres.sh bash -c '
-  set -e
-  echo "== dispatcher migrate"; build/dispatcher migrate
-  echo "== again (a no-op)";    build/dispatcher migrate
-  echo "== enqueue one event twice (one row, one key)"
-  psql -qAt -c "SELECT enqueue_event_delivery(1001, '\''webhook'\'', '\''Lead'\'', '\''{\"event_time\": 1764460800}'\''::jsonb)"
-  psql -qAt -c "SELECT enqueue_event_delivery(1001, '\''webhook'\'', '\''Lead'\'', '\''{\"event_time\": 1764460800}'\''::jsonb)"
-  psql -c "SELECT id, lead_project_id, provider, event_name, idempotency_key, state FROM event_delivery"
-'
+cmake --build --preset default -j "$(nproc)" --target dispatcher demo_sink
+exec scripts/with_postgres.sh scripts/demo_inside.sh

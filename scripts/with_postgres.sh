@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs a command against a throwaway PostgreSQL 15 cluster that lives in a temp
 # directory and is removed afterwards. Exports the libpq environment (PGHOST,
-# PGPORT, PGUSER, PGDATABASE) plus OUTBOX_PG_CTL, a command that controls the
-# cluster (e.g. "$OUTBOX_PG_CTL restart") for tests that restart the server.
+# PGPORT, PGUSER, PGDATABASE) plus PG_TEST_CTL, a command that controls the
+# cluster (e.g. "$PG_TEST_CTL restart") for tests that restart the server.
 #   usage: scripts/with_postgres.sh <command> [args...]
 set -euo pipefail
 
@@ -16,7 +16,7 @@ if [ "$(id -u)" -eq 0 ]; then
   chown postgres:postgres "$root"
   run_as=(runuser -u postgres --)
 fi
-port=${OUTBOX_PG_PORT:-$((20000 + RANDOM % 20000))}
+port=${PG_TEST_PORT:-$((20000 + RANDOM % 20000))}
 
 cleanup() {
   "${run_as[@]}" "$pg_bin/pg_ctl" -D "$root/data" -m immediate stop >/dev/null 2>&1 || true
@@ -37,8 +37,8 @@ CONF
 "${run_as[@]}" "$pg_bin/pg_ctl" -D "$root/data" -l "$root/server.log" -w start >/dev/null
 
 export PGHOST=$root PGPORT=$port PGUSER=postgres PGDATABASE=postgres
-export OUTBOX_PG_CTL="${run_as[*]} $pg_bin/pg_ctl -D $root/data -l $root/server.log -w"
-export OUTBOX_PG_BIN=$pg_bin
+export PG_TEST_CTL="${run_as[*]} $pg_bin/pg_ctl -D $root/data -l $root/server.log -w"
+export PG_TEST_BIN=$pg_bin
 echo "with_postgres: PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on port $port (socket $root)"
 set +e
 "$@"
