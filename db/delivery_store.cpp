@@ -121,6 +121,8 @@ std::string_view state_text(settle_state s) {
       return "sent";
     case settle_state::dead:
       return "dead";
+    case settle_state::held:
+      return "held";
     case settle_state::pending:
       break;
   }

@@ -39,7 +39,8 @@ struct claim_request {
   int max_attempts = 12;  // expired leases at or past this are left for the sweeper to kill
 };
 
-enum class settle_state { sent, pending, dead };
+// held: kept for on-call review, never retried automatically (see provider::hold_reclaimed).
+enum class settle_state { sent, pending, dead, held };
 
 struct settlement {
   std::int64_t id = 0;

@@ -23,6 +23,7 @@ destination::destination(boost::asio::any_io_executor ex, const destination_conf
       provider(std::move(impl)),
       limiter(ex, static_cast<std::size_t>(cfg.concurrency)),
       bucket(cfg.rate_per_second, cfg.burst, token_bucket::clock::now()) {
+  if (const auto* oauth = provider->oauth()) tokens.emplace(ex, *oauth);
   if (cfg.paused) {
     paused_until = std::chrono::system_clock::time_point::max();
     pause_reason = "paused by configuration";

@@ -13,6 +13,7 @@
 #include "dispatcher/async_limiter.hpp"
 #include "dispatcher/config.hpp"
 #include "dispatcher/token_bucket.hpp"
+#include "providers/oauth_token_source.hpp"
 #include "providers/provider.hpp"
 
 namespace outbox {
@@ -29,6 +30,7 @@ struct destination {
   // Paused destinations send nothing; their rows wait until paused_until.
   std::chrono::system_clock::time_point paused_until{};
   std::string pause_reason;
+  std::optional<providers::oauth_token_source> tokens;  // set when the provider needs OAuth
 
   [[nodiscard]] bool paused(std::chrono::system_clock::time_point now) const { return now < paused_until; }
 };

@@ -43,6 +43,8 @@ std::string_view state_name(db::settle_state s) {
       return "sent";
     case db::settle_state::dead:
       return "dead";
+    case db::settle_state::held:
+      return "held";
     case db::settle_state::pending:
       break;
   }
@@ -80,6 +82,20 @@ auto engine::track(const char* what) {
       }
     }
     drain_timer_.cancel();
+  };
+}
+
+auto engine::send_done() {
+  return [this](std::exception_ptr e) {
+    --active_sends_;
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        log_.error("send task failed", {{"error", ex.what()}});
+      }
+    }
+    if (stopping_) drain_timer_.cancel();
   };
 }
 
@@ -277,6 +293,13 @@ void engine::dispatch(std::vector<db::claimed_row> rows) {
                                                         {"attempt", row.attempts}});
     }
     destination* dest = destinations_.find(row.provider, row.destination);
+    if (dest && row.reclaimed && dest->provider->hold_reclaimed()) {
+      enqueue(plan_hold(ticket,
+                        "the previous lease expired while a request may have been in flight; held for review "
+                        "because this destination does not rely on provider dedup (run `dispatcher requeue` to resend)",
+                        now));
+      continue;
+    }
     if (!dest) {
       enqueue(plan_rejection(ticket,
                              "no destination '" + row.destination + "' is configured for provider '" + row.provider +
@@ -309,17 +332,7 @@ void engine::dispatch(std::vector<db::claimed_row> rows) {
                                                    std::make_move_iterator(events.begin() + static_cast<long>(
                                                                                 std::min(events.size(), i + batch))));
       ++active_sends_;
-      asio::co_spawn(ex_, async_send_batch(*dest, std::move(chunk)), [this](std::exception_ptr e) {
-        --active_sends_;
-        if (e) {
-          try {
-            std::rethrow_exception(e);
-          } catch (const std::exception& ex) {
-            log_.error("send task failed", {{"error", ex.what()}});
-          }
-        }
-        if (stopping_) drain_timer_.cancel();
-      });
+      asio::co_spawn(ex_, async_send_batch(*dest, std::move(chunk)), send_done());
     }
   }
 }
@@ -342,29 +355,15 @@ asio::awaitable<void> engine::async_send_batch(destination& dest, std::vector<pr
   }
 
   for (const auto& e : events) in_flight_.at(e.row_id).started = true;
-  auto request = dest.provider->build_request(events, sys_clock::now());
-  const auto started_at = sys_clock::now();
-  const auto t0 = steady::now();
-  ++stats_.requests;
-  const auto result = co_await http_.async_send(std::move(request));
+  auto ex = co_await async_exchange(dest, events);
   dest.limiter.release();
   const auto now = sys_clock::now();
-  auto verdict = dest.provider->classify(events, result);
-
-  attempt_facts facts;
-  facts.started_at = started_at;
-  facts.duration = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0);
-  if (result.response) {
-    facts.http_status = result.response->status;
-    facts.response_excerpt = providers::response_excerpt(result.response->body);
-  } else {
-    facts.response_excerpt = std::string(providers::to_string(result.error)) + ": " + result.error_message;
-  }
 
   // Rows given back at shutdown while this request ran: their fate is already queued.
   std::erase_if(events, [&](const providers::outbound_event& e) { return in_flight_.at(e.row_id).abandoned; });
   if (events.empty()) co_return;
 
+  auto& verdict = ex.verdict;
   if (verdict.pause_destination) {
     dest.paused_until = now + destination_pause;
     dest.pause_reason = *verdict.pause_destination;
@@ -382,9 +381,62 @@ asio::awaitable<void> engine::async_send_batch(destination& dest, std::vector<pr
   }
   for (std::size_t i = 0; i < events.size(); ++i) {
     const auto& ticket = in_flight_.at(events[i].row_id).ticket;
-    enqueue(plan_settlement(ticket, verdict.events[i], facts, cfg_.backoff, now, random01()));
+    if (verdict.events[i].resend_alone && events.size() > 1 && !stopping_) {
+      // An all-or-nothing batch was refused: isolate the culprit by resending one by one.
+      std::vector<providers::outbound_event> alone{events[i]};
+      ++active_sends_;
+      asio::co_spawn(ex_, async_send_batch(dest, std::move(alone)), send_done());
+      continue;
+    }
+    enqueue(plan_settlement(ticket, verdict.events[i], ex.facts, cfg_.backoff, now, random01()));
   }
 }
+
+asio::awaitable<engine::exchange> engine::async_exchange(destination& dest,
+                                                         const std::vector<providers::outbound_event>& events) {
+  exchange ex;
+  // One retry after refreshing a token the API refused (401): tokens can be revoked early.
+  for (int round = 0; round < 2; ++round) {
+    auto request = dest.provider->build_request(events, sys_clock::now());
+    if (dest.tokens) {
+      const auto token = co_await dest.tokens->async_token(http_);
+      if (!token.ok()) {
+        ex.facts.started_at = sys_clock::now();
+        ex.facts.response_excerpt = token.error;
+        if (token.permanent) {
+          ex.verdict.pause_destination = token.error;
+        } else {
+          ex.verdict.events.assign(events.size(), providers::event_outcome{providers::outcome_kind::retry,
+                                                                           token.error, {}});
+        }
+        co_return ex;
+      }
+      request.headers.emplace_back("authorization", "Bearer " + token.access_token);
+    }
+    ex.facts.started_at = sys_clock::now();
+    const auto t0 = steady::now();
+    ++stats_.requests;
+    const auto result = co_await http_.async_send(std::move(request));
+    ex.facts.duration = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0);
+    if (result.response) {
+      ex.facts.http_status = result.response->status;
+      ex.facts.response_excerpt = providers::response_excerpt(result.response->body);
+    } else {
+      ex.facts.http_status.reset();
+      ex.facts.response_excerpt = std::string(providers::to_string(result.error)) + ": " + result.error_message;
+    }
+    ex.verdict = dest.provider->classify(events, result);
+    if (!ex.verdict.reauthenticate || !dest.tokens || round == 1) break;
+    log_.info("access token refused; refreshing it and resending once",
+              {{"provider", dest.provider_kind}, {"destination", dest.name}});
+    dest.tokens->invalidate();
+  }
+  if (ex.verdict.reauthenticate && !ex.verdict.pause_destination) {
+    ex.verdict.pause_destination = "the API refused a freshly refreshed access token (HTTP 401)";
+  }
+  co_return ex;
+}
+
 
 void engine::put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,
                       const std::string& outcome, const std::string& reason) {

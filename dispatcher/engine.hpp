@@ -70,7 +70,15 @@ class engine {
   boost::asio::awaitable<void> async_claim_loop();
   boost::asio::awaitable<void> async_settle_loop();
   boost::asio::awaitable<void> async_maintenance_loop();
+  // One request's worth of work: the verdict and what to log about the attempt.
+  struct exchange {
+    providers::batch_outcome verdict;
+    attempt_facts facts;
+  };
   boost::asio::awaitable<void> async_send_batch(destination& dest, std::vector<providers::outbound_event> events);
+  boost::asio::awaitable<exchange> async_exchange(destination& dest,
+                                                  const std::vector<providers::outbound_event>& events);
+  [[nodiscard]] auto send_done();
   boost::asio::awaitable<void> async_idle(std::chrono::steady_clock::duration max_wait);
   boost::asio::awaitable<bool> async_ensure(std::optional<db::connection>& conn, const char* role);
   boost::asio::awaitable<void> async_pause_for(std::chrono::steady_clock::duration d);

@@ -61,6 +61,16 @@ db::settlement plan_putback(const row_ticket& row, std::chrono::milliseconds del
   return s;
 }
 
+db::settlement plan_hold(const row_ticket& row, std::string reason, std::chrono::system_clock::time_point now) {
+  auto s = base(row);
+  s.state = db::settle_state::held;
+  s.refund_attempt = true;  // nothing was sent by this attempt
+  s.started_at = now;
+  s.outcome = "held";
+  s.error = std::move(reason);
+  return s;
+}
+
 db::settlement plan_rejection(const row_ticket& row, std::string reason, std::chrono::system_clock::time_point now) {
   auto s = base(row);
   s.state = db::settle_state::dead;

@@ -37,6 +37,10 @@ struct attempt_facts {
 [[nodiscard]] db::settlement plan_putback(const row_ticket& row, std::chrono::milliseconds delay,
                                           std::string outcome, std::string reason);
 
+// Held for on-call review instead of an automatic resend (see provider::hold_reclaimed).
+[[nodiscard]] db::settlement plan_hold(const row_ticket& row, std::string reason,
+                                       std::chrono::system_clock::time_point now);
+
 // Dead before any request (malformed row, unknown destination, failed validation).
 [[nodiscard]] db::settlement plan_rejection(const row_ticket& row, std::string reason,
                                             std::chrono::system_clock::time_point now);

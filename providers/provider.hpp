@@ -37,6 +37,10 @@ struct event_outcome {
   outcome_kind kind = outcome_kind::retry;
   std::string error;  // empty when delivered
   std::optional<std::chrono::seconds> retry_after;  // provider's own hint, if any
+  // The whole batch was refused because of another event in it (Meta code 100,
+  // all-or-nothing batches): send this event again at once in a request of its
+  // own, without counting an attempt. Ignored for a batch of one.
+  bool resend_alone = false;
 };
 
 struct batch_outcome {
@@ -45,6 +49,18 @@ struct batch_outcome {
   // engine pauses the destination and retries these rows later without counting
   // the attempt against them.
   std::optional<std::string> pause_destination;
+  // The access token was refused (HTTP 401 with OAuth): the engine refreshes the
+  // token and resends the batch once before treating it as pause_destination.
+  bool reauthenticate = false;
+};
+
+// OAuth2 refresh-token grant (Google). The engine fetches and caches the access
+// token and adds `Authorization: Bearer <token>` to every request it builds.
+struct oauth_settings {
+  std::string token_url = "https://oauth2.googleapis.com/token";
+  std::string client_id;
+  std::string client_secret;
+  std::string refresh_token;
 };
 
 class provider {
@@ -64,6 +80,13 @@ class provider {
   // Judges the result; returns exactly one outcome per event.
   [[nodiscard]] virtual batch_outcome classify(std::span<const outbound_event> events,
                                                const http_result& result) const = 0;
+
+  // OAuth2 settings when requests need a bearer token; nullptr otherwise.
+  [[nodiscard]] virtual const oauth_settings* oauth() const { return nullptr; }
+  // True when a row whose previous lease expired mid-request must not be resent
+  // automatically but moved to `held` for on-call review (for providers whose
+  // server-to-server dedup is not documented, e.g. Meta). `requeue` releases it.
+  [[nodiscard]] virtual bool hold_reclaimed() const { return false; }
 };
 
 }  // namespace outbox::providers
