@@ -1,8 +1,15 @@
 #include "dispatcher/cli.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 
 namespace outbox::cli {
 namespace {
@@ -18,11 +25,17 @@ constexpr subcommand subcommands[] = {
     {"migrate", "apply pending schema migrations (safe to run concurrently and repeatedly)", &migrate_command},
     {"sweep", "reset rows whose lease expired (stuck in sending); --dry-run to look first", &sweep_command},
     {"config", "validate the configuration and print it with secrets masked", &config_command},
+    {"status", "counts by state and destination, oldest due row, expired leases, pauses", &status_command},
+    {"inspect", "one row and its attempts log", &inspect_command},
+    {"requeue", "move dead (or held) rows back to pending; --dry-run to look first", &requeue_command},
+    {"pause", "stop sending to a destination (all dispatchers)", &pause_command},
+    {"resume", "resume a paused destination; its waiting rows become due now", &resume_command},
+    {"prune", "delete (or archive) sent rows older than a retention period", &prune_command},
 };
 
 void print_usage(std::ostream& out) {
   out << "usage: dispatcher <command> [options]\n\ncommands:\n";
-  for (const auto& c : subcommands) out << "  " << c.name << std::string(12 - c.name.size(), ' ') << c.summary << "\n";
+  for (const auto& c : subcommands) out << "  " << c.name << std::string(10 - c.name.size(), ' ') << c.summary << "\n";
   out << "\nRun `dispatcher <command> --help` for a command's options.\n"
          "The database comes from DATABASE_URL, else the libpq environment (PGHOST, PGDATABASE, ...).\n";
 }
@@ -32,6 +45,25 @@ void print_usage(std::ostream& out) {
 std::string database_conninfo() {
   const char* url = std::getenv("DATABASE_URL");
   return url ? url : "";
+}
+
+int with_database(const std::string& conninfo, std::function<boost::asio::awaitable<int>(db::connection&)> work) {
+  boost::asio::io_context io;
+  auto run = [&]() -> boost::asio::awaitable<int> {
+    using namespace std::chrono_literals;
+    auto conn = co_await db::connection::async_connect(io.get_executor(), conninfo, 10s);
+    co_return co_await work(conn);
+  };
+  auto fut = boost::asio::co_spawn(io, run(), boost::asio::use_future);
+  io.run();
+  return fut.get();
+}
+
+std::string operator_name() {
+  const char* user = std::getenv("USER");
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return std::string(user && *user ? user : "unknown") + "@" + (host[0] ? host : "localhost");
 }
 
 int main(std::span<const std::string> args) {

@@ -1,8 +1,13 @@
 #pragma once
 // The `dispatcher` command line: one subcommand per on-call or deploy task.
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "db/connection.hpp"
 
 namespace outbox::cli {
 
@@ -19,6 +24,20 @@ inline constexpr int exit_usage = 2;    // bad arguments or configuration
 [[nodiscard]] int run_command(std::span<const std::string> args);
 [[nodiscard]] int sweep_command(std::span<const std::string> args);
 [[nodiscard]] int config_command(std::span<const std::string> args);
+[[nodiscard]] int status_command(std::span<const std::string> args);
+[[nodiscard]] int requeue_command(std::span<const std::string> args);
+[[nodiscard]] int inspect_command(std::span<const std::string> args);
+[[nodiscard]] int prune_command(std::span<const std::string> args);
+[[nodiscard]] int pause_command(std::span<const std::string> args);
+[[nodiscard]] int resume_command(std::span<const std::string> args);
+
+// Connects to `conninfo` (DATABASE_URL or the libpq environment when empty),
+// runs `work` on one connection and returns its exit code. db errors throw.
+[[nodiscard]] int with_database(const std::string& conninfo,
+                                std::function<boost::asio::awaitable<int>(db::connection&)> work);
+
+// Who ran an on-call command, for the attempts log: $USER@host.
+[[nodiscard]] std::string operator_name();
 
 // Connection string from DATABASE_URL, or empty for the libpq environment (PGHOST...).
 [[nodiscard]] std::string database_conninfo();

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_future.hpp>
@@ -12,6 +13,7 @@
 #include "dispatcher/cli.hpp"
 #include "dispatcher/config.hpp"
 #include "dispatcher/engine.hpp"
+#include "dispatcher/metrics_server.hpp"
 
 namespace outbox::cli {
 namespace {
@@ -104,9 +106,19 @@ int run_command(std::span<const std::string> args) {
   };
   signals.async_wait(on_signal);
 
+  std::optional<metrics_server> metrics;
+  if (cfg.metrics_address && !cfg.metrics_address->empty()) {
+    metrics.emplace(
+        io.get_executor(), *cfg.metrics_address, [&] { return eng.metrics_snapshot().render(); },
+        [&] { return eng.readiness(); });
+    asio::co_spawn(io, metrics->async_run(), asio::detached);
+    log.info("serving /metrics, /healthz and /readyz", {{"address", *cfg.metrics_address}, {"port", metrics->port()}});
+  }
+
   std::exception_ptr failure;
   asio::co_spawn(io, eng.async_run(), [&](std::exception_ptr e) {
     failure = e;
+    if (metrics) metrics->stop();
     signals.cancel();
     io.stop();  // abandoned requests must not keep the process alive
   });

@@ -13,6 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "providers/google_ads_provider.hpp"
+#include "providers/google_data_manager_provider.hpp"
+#include "providers/meta_provider.hpp"
+#include "providers/tiktok_provider.hpp"
 #include "providers/webhook_provider.hpp"
 
 extern char** environ;  // POSIX
@@ -23,8 +27,13 @@ namespace {
 using nlohmann::json;
 
 // Add new provider kinds here (their validators live next to the provider).
-constexpr std::array<provider_kind, 1> registry{{
+constexpr std::array<provider_kind, 5> registry{{
     {"webhook", providers::webhook_setting_keys, &providers::validate_webhook_settings},
+    {"meta", providers::meta_setting_keys, &providers::validate_meta_settings},
+    {"tiktok", providers::tiktok_setting_keys, &providers::validate_tiktok_settings},
+    {"google_ads", providers::google_ads_setting_keys, &providers::validate_google_ads_settings},
+    {"google_data_manager", providers::google_data_manager_setting_keys,
+     &providers::validate_google_data_manager_settings},
 }};
 
 constexpr std::string_view config_file_var = "OUTBOX_CONFIG_FILE";

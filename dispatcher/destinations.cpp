@@ -2,6 +2,10 @@
 
 #include <stdexcept>
 
+#include "providers/google_ads_provider.hpp"
+#include "providers/google_data_manager_provider.hpp"
+#include "providers/meta_provider.hpp"
+#include "providers/tiktok_provider.hpp"
 #include "providers/webhook_provider.hpp"
 
 namespace outbox {
@@ -34,6 +38,20 @@ std::unique_ptr<providers::provider> make_provider(const destination_config& cfg
   if (cfg.provider == "webhook") {
     return std::make_unique<providers::webhook_provider>(
         providers::make_webhook_destination(cfg.settings, cfg.extra_headers));
+  }
+  if (cfg.provider == "meta") {
+    return std::make_unique<providers::meta_provider>(providers::make_meta_destination(cfg.settings));
+  }
+  if (cfg.provider == "tiktok") {
+    return std::make_unique<providers::tiktok_provider>(providers::make_tiktok_destination(cfg.settings));
+  }
+  if (cfg.provider == "google_ads") {
+    return std::make_unique<providers::google_ads_provider>(
+        providers::make_google_ads_destination(cfg.settings, cfg.extra_headers));
+  }
+  if (cfg.provider == "google_data_manager") {
+    return std::make_unique<providers::google_data_manager_provider>(
+        providers::make_google_data_manager_destination(cfg.settings, cfg.extra_headers));
   }
   throw std::invalid_argument("unknown provider kind '" + cfg.provider + "'");
 }

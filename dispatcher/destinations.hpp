@@ -30,6 +30,8 @@ struct destination {
   // Paused destinations send nothing; their rows wait until paused_until.
   std::chrono::system_clock::time_point paused_until{};
   std::string pause_reason;
+  bool operator_paused = false;
+  int consecutive_failures = 0;  // transport errors, 5xx and 429 in a row (circuit breaker)  // by `dispatcher pause` (the outbox_destination_pause table)
   std::optional<providers::oauth_token_source> tokens;  // set when the provider needs OAuth
 
   [[nodiscard]] bool paused(std::chrono::system_clock::time_point now) const { return now < paused_until; }
@@ -50,6 +52,10 @@ class destination_registry {
   template <class F>
   void for_each(F&& f) {
     for (auto& [key, d] : by_key_) f(*d);
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [key, d] : by_key_) f(static_cast<const destination&>(*d));
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "db/operations_store.hpp"
 #include "dispatcher/event_prep.hpp"
 #include "dispatcher/instance_id.hpp"
 #include "providers/http_outcome.hpp"
@@ -23,6 +24,11 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 constexpr std::size_t max_settle_batch = 1000;
 constexpr auto destination_pause = 60s;  // after a 401/403: probe again after this
+constexpr auto operator_pause_recheck = 300s;
+constexpr std::size_t max_backlog_per_destination = 256;  // batches waiting for a concurrency slot
+constexpr auto backlog_retry = 2000ms;
+constexpr int circuit_threshold = 5;  // consecutive transport failures or 5xx/429 that open the circuit
+constexpr auto circuit_open_for = 30s;  // rows of an on-call pause wait this long (resume makes them due)
 constexpr auto db_retry_delay = 1s;
 constexpr auto connect_timeout = 5s;
 constexpr auto min_idle = 20ms;          // never spin on rows locked by another dispatcher
@@ -119,11 +125,12 @@ void engine::request_stop() {
 void engine::on_listener_event(const db::listener_event& e) {
   switch (e.type) {
     case db::listener_event::kind::notification:
-      ++stats_.wakeups_notify;
+      ++metrics_.notifications;
       wake();
       break;
     case db::listener_event::kind::listening:
       // Notifications sent while we were away are lost: catch up with a claim now.
+      if (e.reconnected) ++metrics_.listener_reconnects;
       log_.info(e.reconnected ? "listener reconnected; catching up" : "listening for new rows",
                 {{"channel", cfg_.notify_channel}});
       wake();
@@ -145,7 +152,7 @@ asio::awaitable<bool> engine::async_ensure(std::optional<db::connection>& conn, 
     failure = e.what();
   }
   if (!failure.empty()) {
-    ++stats_.db_errors;
+    ++metrics_.db_errors;
     log_.warn("database connection failed; retrying", {{"role", role}, {"error", failure}});
     co_return false;
   }
@@ -225,10 +232,10 @@ asio::awaitable<void> engine::async_run() {
   claim_conn_.reset();
   settle_conn_.reset();
   maintenance_conn_.reset();
-  log_.info("dispatcher stopped", {{"delivered", stats_.delivered},
-                                   {"retried", stats_.retried},
-                                   {"dead", stats_.dead},
-                                   {"lease_lost", stats_.lease_lost},
+  log_.info("dispatcher stopped", {{"delivered", metrics_.total("delivered")},
+                                   {"retried", metrics_.total("retry")},
+                                   {"dead", metrics_.total("dead") + metrics_.total("rejected")},
+                                   {"lease_lost", metrics_.lease_lost},
                                    {"left_in_flight", in_flight_.size()}});
 }
 
@@ -258,13 +265,16 @@ asio::awaitable<void> engine::async_claim_loop() {
     std::optional<std::chrono::milliseconds> next_due;
     std::string failure;
     try {
+      const auto t0 = steady::now();
       rows = co_await db::async_claim(*claim_conn_, req);
+      metrics_.claim_seconds.observe(std::chrono::duration<double>(steady::now() - t0).count());
       if (static_cast<int>(rows.size()) < req.limit) next_due = co_await db::async_next_due(*claim_conn_);
     } catch (const db::error& e) {
       failure = e.what();
     }
+    metrics_.database_up = failure.empty();
     if (!failure.empty()) {
-      ++stats_.db_errors;
+      ++metrics_.db_errors;
       log_.warn("claim failed; retrying", {{"error", failure}});
       co_await async_idle(db_retry_delay);
       continue;
@@ -282,11 +292,19 @@ void engine::dispatch(std::vector<db::claimed_row> rows) {
   const auto now = sys_clock::now();
   std::map<destination*, std::vector<providers::outbound_event>> groups;
   for (auto& row : rows) {
-    ++stats_.claimed;
+    ++metrics_.claimed;
     const row_ticket ticket{row.id, row.lease_token, row.attempts, row.created_at};
+    if (const auto it = in_flight_.find(row.id); it != in_flight_.end()) {
+      // Our own lease expired while the database was away and we claimed the row
+      // again: keep the request already running and settle it under the new lease.
+      it->second.ticket.lease_token = row.lease_token;
+      log_.warn("re-claimed a row this process still has in flight; keeping the running request",
+                {{"row_id", row.id}});
+      continue;
+    }
     in_flight_.emplace(row.id, in_flight_row{ticket, row.provider, row.destination});
     if (row.reclaimed) {
-      ++stats_.reclaimed;
+      ++metrics_.reclaimed;
       log_.warn("took over a row whose lease expired", {{"row_id", row.id},
                                                         {"provider", row.provider},
                                                         {"destination", row.destination},
@@ -320,9 +338,16 @@ void engine::dispatch(std::vector<db::claimed_row> rows) {
     groups[dest].push_back(std::move(event));
   }
   for (auto& [dest, events] : groups) {
+    if (!dest->paused(now) && dest->limiter.waiting() >= max_backlog_per_destination) {
+      // A slow destination must not hold the whole in-flight budget: give its rows back for a moment.
+      put_back(events, backlog_retry, "deferred", "destination busy: too many requests waiting");
+      continue;
+    }
     if (dest->paused(now)) {
-      const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::min<sys_clock::duration>(dest->paused_until - now, destination_pause));
+      const sys_clock::duration cap = dest->operator_paused ? sys_clock::duration(operator_pause_recheck)
+                                                            : sys_clock::duration(destination_pause);
+      const auto remaining =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::min<sys_clock::duration>(dest->paused_until - now, cap));
       put_back(events, remaining, "paused", "destination paused: " + dest->pause_reason);
       continue;
     }
@@ -364,6 +389,7 @@ asio::awaitable<void> engine::async_send_batch(destination& dest, std::vector<pr
   if (events.empty()) co_return;
 
   auto& verdict = ex.verdict;
+  note_health(dest, ex, now);
   if (verdict.pause_destination) {
     dest.paused_until = now + destination_pause;
     dest.pause_reason = *verdict.pause_destination;
@@ -415,9 +441,11 @@ asio::awaitable<engine::exchange> engine::async_exchange(destination& dest,
     }
     ex.facts.started_at = sys_clock::now();
     const auto t0 = steady::now();
-    ++stats_.requests;
+    const metrics::destination_key key{dest.provider_kind, dest.name};
+    ++metrics_.requests[key];
     const auto result = co_await http_.async_send(std::move(request));
     ex.facts.duration = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0);
+    metrics_.request_seconds[key].observe(std::chrono::duration<double>(steady::now() - t0).count());
     if (result.response) {
       ex.facts.http_status = result.response->status;
       ex.facts.response_excerpt = providers::response_excerpt(result.response->body);
@@ -438,6 +466,62 @@ asio::awaitable<engine::exchange> engine::async_exchange(destination& dest,
 }
 
 
+outbox::metrics engine::metrics_snapshot() const {
+  auto m = metrics_;
+  m.in_flight = static_cast<std::int64_t>(in_flight_.size());
+  m.listener_up = listener_ && listener_->is_listening();
+  const auto now = sys_clock::now();
+  destinations_.for_each([&](const destination& d) {
+    if (d.paused(now)) m.paused.insert({d.provider_kind, d.name});
+  });
+  return m;
+}
+
+std::pair<bool, std::string> engine::readiness() const {
+  if (!metrics_.database_up) return {false, "the database is not reachable"};
+  if (cfg_.wake == wake_mode::listen && !(listener_ && listener_->is_listening()))
+    return {false, "the LISTEN connection is down (polling continues)"};
+  return {true, {}};
+}
+
+void engine::note_health(destination& dest, const exchange& ex, sys_clock::time_point now) {
+  const bool failing = !ex.facts.http_status || *ex.facts.http_status >= 500 || *ex.facts.http_status == 429;
+  if (!failing) {
+    dest.consecutive_failures = 0;
+    return;
+  }
+  if (++dest.consecutive_failures < circuit_threshold || dest.paused(now)) return;
+  // Circuit breaker: stop hammering a destination that keeps failing; probe again later.
+  dest.consecutive_failures = 0;
+  dest.paused_until = now + circuit_open_for;
+  dest.pause_reason = "circuit open after " + std::to_string(circuit_threshold) + " consecutive failures";
+  log_.error("destination circuit opened", {{"provider", dest.provider_kind},
+                                            {"destination", dest.name},
+                                            {"last_error", ex.facts.response_excerpt},
+                                            {"open_seconds", circuit_open_for.count()}});
+}
+
+void engine::apply_operator_pauses(const std::vector<db::destination_pause>& pauses) {
+  destinations_.for_each([&](destination& d) {
+    const auto it = std::find_if(pauses.begin(), pauses.end(), [&](const db::destination_pause& p) {
+      return p.provider == d.provider_kind && p.destination == d.name;
+    });
+    if (it != pauses.end() && !d.operator_paused) {
+      d.operator_paused = true;
+      d.paused_until = sys_clock::time_point::max();
+      d.pause_reason = "paused by " + it->paused_by + ": " + it->reason;
+      log_.warn("destination paused by on-call", {{"provider", d.provider_kind}, {"destination", d.name},
+                                                  {"reason", it->reason}, {"by", it->paused_by}});
+    } else if (it == pauses.end() && d.operator_paused) {
+      d.operator_paused = false;
+      d.paused_until = {};
+      d.pause_reason.clear();
+      log_.info("destination resumed by on-call", {{"provider", d.provider_kind}, {"destination", d.name}});
+      wake();
+    }
+  });
+}
+
 void engine::put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,
                       const std::string& outcome, const std::string& reason) {
   for (const auto& e : events) enqueue(plan_putback(in_flight_.at(e.row_id).ticket, delay, outcome, reason));
@@ -450,15 +534,7 @@ void engine::enqueue(db::settlement s) {
 
 void engine::record(const db::settlement& s) {
   const auto& row = in_flight_.at(s.id);
-  if (s.refund_attempt) {
-    ++stats_.put_back;
-  } else if (s.state == db::settle_state::sent) {
-    ++stats_.delivered;
-  } else if (s.state == db::settle_state::dead) {
-    ++stats_.dead;
-  } else {
-    ++stats_.retried;
-  }
+  ++metrics_.deliveries[{row.provider, row.destination, s.outcome}];
   const log_level level = s.state == db::settle_state::sent ? log_level::debug
                           : s.state == db::settle_state::dead ? log_level::warn
                                                               : log_level::info;
@@ -495,12 +571,14 @@ asio::awaitable<void> engine::async_settle_loop() {
     std::vector<std::int64_t> settled;
     std::string failure;
     try {
+      const auto t0 = steady::now();
       settled = co_await db::async_settle(*settle_conn_, instance_id_, batch);
+      metrics_.settle_seconds.observe(std::chrono::duration<double>(steady::now() - t0).count());
     } catch (const db::error& e) {
       failure = e.what();
     }
     if (!failure.empty()) {
-      ++stats_.db_errors;
+      ++metrics_.db_errors;
       log_.warn("settle failed; retrying", {{"rows", n}, {"error", failure}});
       co_await async_pause_for(db_retry_delay);
       continue;  // the batch stays queued
@@ -511,7 +589,7 @@ asio::awaitable<void> engine::async_settle_loop() {
       if (ok.contains(s.id)) {
         record(s);
       } else {
-        ++stats_.lease_lost;
+        ++metrics_.lease_lost;
         log_.warn("lease lost before settling: another worker owns the row now; outcome not recorded",
                   {{"row_id", s.id}, {"outcome", s.outcome}});
       }
@@ -547,8 +625,12 @@ asio::awaitable<void> engine::async_maintenance_loop() {
         db::sweep_request req;
         req.max_attempts = cfg_.backoff.max_attempts;
         const auto swept = co_await db::async_sweep(*maintenance_conn_, req);
+        apply_operator_pauses(co_await db::async_list_pauses(*maintenance_conn_));
+        const auto gauges = co_await db::async_queue_gauges(*maintenance_conn_);
+        metrics_.rows_by_state = gauges.rows_by_state;
+        metrics_.oldest_due_seconds = gauges.oldest_due_seconds;
         if (!swept.empty()) {
-          stats_.swept += swept.size();
+          metrics_.lease_expiries += swept.size();
           nlohmann::json ids = nlohmann::json::array();
           for (const auto& r : swept) ids.push_back(r.id);
           log_.warn("sweeper reset expired leases", {{"rows", swept.size()}, {"row_ids", ids}});
@@ -559,7 +641,7 @@ asio::awaitable<void> engine::async_maintenance_loop() {
       failure = e.what();
     }
     if (!failure.empty()) {
-      ++stats_.db_errors;
+      ++metrics_.db_errors;
       log_.warn("lease maintenance failed; retrying", {{"error", failure}});
     }
   }

@@ -19,27 +19,16 @@
 #include "db/connection.hpp"
 #include "db/delivery_store.hpp"
 #include "db/listener.hpp"
+#include "db/operations_store.hpp"
 #include "dispatcher/config.hpp"
 #include "dispatcher/destinations.hpp"
 #include "dispatcher/log.hpp"
+#include "dispatcher/metrics.hpp"
 #include "dispatcher/settlement_plan.hpp"
 #include "providers/https_client.hpp"
 
 namespace outbox {
 
-struct engine_stats {
-  std::uint64_t claimed = 0;
-  std::uint64_t reclaimed = 0;  // rows taken over from an expired lease
-  std::uint64_t delivered = 0;
-  std::uint64_t retried = 0;
-  std::uint64_t dead = 0;
-  std::uint64_t put_back = 0;  // paused destination or shutdown
-  std::uint64_t lease_lost = 0;
-  std::uint64_t requests = 0;
-  std::uint64_t swept = 0;
-  std::uint64_t wakeups_notify = 0;
-  std::uint64_t db_errors = 0;
-};
 
 class engine {
  public:
@@ -54,7 +43,10 @@ class engine {
   // Stop claiming; finish in-flight sends within the grace period; give back the rest.
   void request_stop();
 
-  [[nodiscard]] const engine_stats& stats() const noexcept { return stats_; }
+  // Metrics with live gauges filled in, for /metrics.
+  [[nodiscard]] outbox::metrics metrics_snapshot() const;
+  // Ready when the last database round trip worked and, in listen mode, LISTEN is up.
+  [[nodiscard]] std::pair<bool, std::string> readiness() const;
   [[nodiscard]] const std::string& instance_id() const noexcept { return instance_id_; }
   [[nodiscard]] std::size_t in_flight() const noexcept { return in_flight_.size(); }
 
@@ -90,6 +82,8 @@ class engine {
   void wake();
   void on_listener_event(const db::listener_event& e);
   void record(const db::settlement& s);
+  void note_health(destination& dest, const exchange& ex, std::chrono::system_clock::time_point now);
+  void apply_operator_pauses(const std::vector<db::destination_pause>& pauses);
   [[nodiscard]] double random01();
   // Completion handler for a background coroutine: counts it and logs a crash.
   [[nodiscard]] auto track(const char* what);
@@ -123,7 +117,7 @@ class engine {
   bool settle_done_ = false;
   std::chrono::steady_clock::time_point settle_deadline_{};
   std::mt19937_64 random_;
-  engine_stats stats_;
+  outbox::metrics metrics_;
 };
 
 }  // namespace outbox

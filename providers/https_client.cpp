@@ -156,12 +156,15 @@ struct parsed_url {
 [[nodiscard]] bool is_token(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_token_char); }
 
 // CR, LF or NUL in a value would let a caller inject headers.
-[[nodiscard]] bool is_field_value(std::string_view s) { return s.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos; }
+[[nodiscard]] bool is_field_value(std::string_view s) {
+  return s.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
 
 using request_message = http::request<http::string_body>;
 
 // Returns an error text when the request cannot be sent as given.
-[[nodiscard]] std::optional<std::string> build_message(const http_request& req, const target_url& url, request_message& msg) {
+[[nodiscard]] std::optional<std::string> build_message(const http_request& req, const target_url& url,
+                                                       request_message& msg) {
   if (!is_token(req.method)) return "invalid HTTP method";
   msg.method_string(req.method);
   msg.target(url.target);
@@ -203,6 +206,11 @@ struct failure {
   std::string message;
 };
 
+struct resolved {
+  std::vector<tcp::endpoint> endpoints;  // empty on failure
+  failure error;
+};
+
 struct opened {
   connection_ptr conn;  // null on failure
   failure error;
@@ -226,7 +234,8 @@ struct exchange_outcome {
 [[nodiscard]] failure write_failure(const error_code& ec, const std::string& where, milliseconds timeout) {
   if (ec == beast::error::timeout)
     return {transport_error::timeout, "sending the request to " + where + " timed out after " + ms_text(timeout)};
-  return {transport_error::connection_reset, "connection to " + where + " lost while sending the request: " + ec.message()};
+  return {transport_error::connection_reset,
+          "connection to " + where + " lost while sending the request: " + ec.message()};
 }
 
 [[nodiscard]] failure read_failure(const error_code& ec, const std::string& where, milliseconds timeout,
@@ -247,7 +256,8 @@ struct exchange_outcome {
   return {transport_error::connection_reset, "reading the response from " + where + " failed: " + ec.message()};
 }
 
-[[nodiscard]] failure handshake_failure(const error_code& ec, SSL* ssl, const std::string& where, milliseconds timeout) {
+[[nodiscard]] failure handshake_failure(const error_code& ec, SSL* ssl, const std::string& where,
+                                        milliseconds timeout) {
   if (ec == beast::error::timeout)
     return {transport_error::timeout, "TLS handshake with " + where + " timed out after " + ms_text(timeout)};
   if (const long verify = SSL_get_verify_result(ssl); verify != X509_V_OK)
@@ -265,7 +275,8 @@ class verify_host_name {
   bool operator()(bool preverified, ssl::verify_context& ctx) const {
     if (!preverified) return false;
     if (check_(preverified, ctx)) return true;
-    X509_STORE_CTX_set_error(ctx.native_handle(), is_ip_ ? X509_V_ERR_IP_ADDRESS_MISMATCH : X509_V_ERR_HOSTNAME_MISMATCH);
+    X509_STORE_CTX_set_error(ctx.native_handle(),
+                             is_ip_ ? X509_V_ERR_IP_ADDRESS_MISMATCH : X509_V_ERR_HOSTNAME_MISMATCH);
     return false;
   }
 
@@ -304,8 +315,7 @@ struct https_client::impl {
   impl(asio::any_io_executor ex, https_client_options opts);
 
   asio::awaitable<http_result> async_send(http_request req);
-  asio::awaitable<std::vector<tcp::endpoint>> async_resolve(const target_url& url, clock::time_point deadline,
-                                                            failure& error);
+  asio::awaitable<resolved> async_resolve(const target_url& url, clock::time_point deadline);
   asio::awaitable<opened> async_open(const target_url& url);
   template <class Stream>
   asio::awaitable<exchange_outcome> async_exchange(Stream& stream, connection& conn, const request_message& msg,
@@ -323,14 +333,16 @@ struct https_client::impl {
   std::unordered_map<std::string, std::vector<connection_ptr>> idle_;
 };
 
-https_client::impl::impl(asio::any_io_executor ex, https_client_options opts) : ex_(std::move(ex)), opts_(std::move(opts)) {
+https_client::impl::impl(asio::any_io_executor ex, https_client_options opts)
+    : ex_(std::move(ex)), opts_(std::move(opts)) {
   error_code ec;
   ctx_.set_default_verify_paths(ec);
   if (ec) throw std::runtime_error("https_client: cannot use the system trust store: " + ec.message());
   if (!opts_.extra_ca_file.empty()) {
     ctx_.load_verify_file(opts_.extra_ca_file, ec);
     if (ec)
-      throw std::runtime_error("https_client: cannot load extra CA file '" + opts_.extra_ca_file + "': " + ec.message());
+      throw std::runtime_error("https_client: cannot load extra CA file '" + opts_.extra_ca_file +
+                               "': " + ec.message());
   }
   if (SSL_CTX_set_min_proto_version(ctx_.native_handle(), TLS1_2_VERSION) != 1)
     throw std::runtime_error("https_client: cannot require TLS 1.2");
@@ -389,10 +401,12 @@ asio::awaitable<http_result> https_client::impl::async_send(http_request req) {
   }
 }
 
-asio::awaitable<std::vector<tcp::endpoint>> https_client::impl::async_resolve(const target_url& url,
-                                                                              clock::time_point deadline,
-                                                                              failure& error) {
-  if (url.host_is_ip) co_return std::vector<tcp::endpoint>{tcp::endpoint{asio::ip::make_address(url.host), url.port}};
+asio::awaitable<resolved> https_client::impl::async_resolve(const target_url& url, clock::time_point deadline) {
+  resolved out;
+  if (url.host_is_ip) {
+    out.endpoints.emplace_back(asio::ip::make_address(url.host), url.port);
+    co_return out;
+  }
 
   // Resolver operations ignore per-operation cancellation, so a timer cancels
   // the resolver itself; the weak_ptr stops a late timer from touching it.
@@ -404,31 +418,33 @@ asio::awaitable<std::vector<tcp::endpoint>> https_client::impl::async_resolve(co
   auto [ec, results] = co_await resolver->async_resolve(url.host, std::to_string(url.port), use_tuple);
   timer.cancel();
   if (ec == asio::error::operation_aborted) {
-    error = {transport_error::timeout, "DNS lookup of " + url.host + " timed out after " + ms_text(opts_.connect_timeout)};
-    co_return std::vector<tcp::endpoint>{};
+    out.error = {transport_error::timeout,
+                 "DNS lookup of " + url.host + " timed out after " + ms_text(opts_.connect_timeout)};
+  } else if (ec || results.empty()) {
+    out.error = {transport_error::resolve, "cannot resolve " + url.host + ": " + (ec ? ec.message() : "no addresses")};
+  } else {
+    for (const auto& entry : results) out.endpoints.push_back(entry.endpoint());
   }
-  if (ec || results.empty()) {
-    error = {transport_error::resolve, "cannot resolve " + url.host + ": " + (ec ? ec.message() : "no addresses")};
-    co_return std::vector<tcp::endpoint>{};
-  }
-  std::vector<tcp::endpoint> endpoints;
-  for (const auto& entry : results) endpoints.push_back(entry.endpoint());
-  co_return endpoints;
+  co_return out;
 }
 
 asio::awaitable<opened> https_client::impl::async_open(const target_url& url) {
   const auto& where = url.host_header;
   const auto deadline = clock::now() + opts_.connect_timeout;  // lookup and connect share one budget
   opened out;
-  const auto endpoints = co_await async_resolve(url, deadline, out.error);
-  if (endpoints.empty()) co_return out;
+  resolved lookup = co_await async_resolve(url, deadline);
+  if (lookup.endpoints.empty()) {
+    out.error = std::move(lookup.error);
+    co_return out;
+  }
 
   auto conn = std::make_unique<connection>(ex_, ctx_, url.tls);
   conn->tcp().expires_at(deadline);
-  auto [connect_ec, endpoint] = co_await conn->tcp().async_connect(endpoints, use_tuple);
+  auto [connect_ec, endpoint] = co_await conn->tcp().async_connect(lookup.endpoints, use_tuple);
   (void)endpoint;
   if (connect_ec == beast::error::timeout) {
-    out.error = {transport_error::timeout, "connecting to " + where + " timed out after " + ms_text(opts_.connect_timeout)};
+    out.error = {transport_error::timeout,
+                 "connecting to " + where + " timed out after " + ms_text(opts_.connect_timeout)};
     co_return out;
   }
   if (connect_ec) {

@@ -18,7 +18,7 @@
 namespace outbox::providers {
 
 struct https_client_options {
-  std::chrono::milliseconds connect_timeout{3000};   // DNS lookup + TCP connect
+  std::chrono::milliseconds connect_timeout{3000};    // DNS lookup + TCP connect
   std::chrono::milliseconds handshake_timeout{3000};  // TLS handshake
   std::chrono::milliseconds request_timeout{10000};   // write + read of one exchange
   std::chrono::milliseconds idle_timeout{30000};      // pooled connection max idle; 0 disables reuse

@@ -307,13 +307,17 @@ TEST_CASE("a server that never answers times out within request_timeout") {
   opts.request_timeout = 200ms;
   https_client client{io.get_executor(), opts};
 
-  const auto result = run_on(io, client.async_send(post(server.url("/"))));
+  auto pending = asio::co_spawn(io, client.async_send(post(server.url("/"))), asio::use_future);
+  CHECK(run_on(io, server.async_wait_for_requests(1, 5s)));  // woken by the arrival itself
+  run_until(io, [&] { return pending.wait_for(0s) == std::future_status::ready; });
+  const auto result = pending.get();
 
   CHECK(result.error == transport_error::timeout);
   CHECK(result.maybe_delivered);
   CHECK(result.duration >= 190ms);
   CHECK(result.duration < 2s);
   CHECK(server.request_count() == 1);
+  CHECK_FALSE(run_on(io, server.async_wait_for_requests(2, 20ms)));
 }
 
 TEST_CASE("a slow answer inside the deadline succeeds") {
@@ -359,6 +363,12 @@ TEST_CASE("responses larger than max_response_bytes are refused") {
   CHECK_FALSE(too_large.ok());
   CHECK(too_large.error == transport_error::response_too_large);
   CHECK(client.idle_connections() == 0);
+
+  outbox::providers::header_list big_headers;
+  for (int i = 0; i < 20; ++i) big_headers.emplace_back("X-Big-" + std::to_string(i), std::string(4096, 'h'));
+  server.script({response_plan::reply(200, "{}", big_headers)});  // 80 KiB of header
+  const auto huge_header = run_on(io, client.async_send(post(server.url("/"))));
+  CHECK(huge_header.error == transport_error::response_too_large);
 }
 
 TEST_CASE("a closed port is a connect error") {
@@ -373,6 +383,19 @@ TEST_CASE("a closed port is a connect error") {
   const auto result = run_on(io, client.async_send(post("https://127.0.0.1:" + std::to_string(port) + "/")));
 
   CHECK(result.error == transport_error::connect);
+  CHECK_FALSE(result.maybe_delivered);
+}
+
+TEST_CASE("a name that does not resolve is a resolve error (or a timeout where DNS is unreachable)") {
+  asio::io_context io;
+  auto opts = client_options();
+  opts.connect_timeout = 500ms;
+  https_client client{io.get_executor(), opts};
+
+  const auto result = run_on(io, client.async_send(post("https://no-such-host.invalid/")));
+
+  CHECK((result.error == transport_error::resolve || result.error == transport_error::timeout));
+  CHECK(result.duration < 2s);
   CHECK_FALSE(result.maybe_delivered);
 }
 

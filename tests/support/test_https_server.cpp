@@ -414,8 +414,8 @@ test_https_server::~test_https_server() { stop(); }
 std::uint16_t test_https_server::port() const { return impl_->state->port; }
 
 std::string test_https_server::url(std::string_view path, std::string_view host) const {
-  return std::string(impl_->state->tls ? "https://" : "http://") + std::string(host) + ":" +
-         std::to_string(port()) + std::string(path);
+  return std::string(impl_->state->tls ? "https://" : "http://") + std::string(host) + ":" + std::to_string(port()) +
+         std::string(path);
 }
 
 void test_https_server::script(std::vector<response_plan> plans) {
@@ -446,7 +446,7 @@ bool test_https_server::wait_for_requests(std::size_t n, milliseconds timeout) c
 }
 
 asio::awaitable<bool> test_https_server::async_wait_for_requests(std::size_t n, milliseconds timeout) const {
-  auto st = impl_->state;  // copied before the first suspension
+  auto st = impl_->state;                               // copied before the first suspension
   if (st->stopped) co_return st->request_count() >= n;  // the server's executor may no longer run
   // Waits on the server's executor, where records arrive, and resumes the caller on its own.
   co_return co_await asio::co_spawn(st->ex, async_wait_requests(st, n, timeout), asio::use_awaitable);

@@ -110,8 +110,7 @@ struct cert_spec {
     add_extension(cert.get(), ctx, NID_ext_key_usage, "serverAuth");
     add_extension(cert.get(), ctx, NID_subject_key_identifier, "hash");
     add_extension(cert.get(), ctx, NID_authority_key_identifier, "keyid:always");
-    if (!spec.subject_alt_names.empty())
-      add_extension(cert.get(), ctx, NID_subject_alt_name, spec.subject_alt_names);
+    if (!spec.subject_alt_names.empty()) add_extension(cert.get(), ctx, NID_subject_alt_name, spec.subject_alt_names);
   }
   check(X509_sign(cert.get(), spec.issuer_key, EVP_sha256()) > 0, "X509_sign");
   return cert;

@@ -1,0 +1,293 @@
+// outbox_bench: end-to-end benchmark of the outbox dispatcher (see docs/benchmarks.md).
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/support.hpp"
+
+namespace outbox::bench {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* usage = R"(usage: outbox_bench <command> [options]
+
+commands:
+  throughput     insert --rows rows with multi-row inserts; rows/s from the first insert to the last `sent`
+  drain          insert --rows rows first, then start the dispatcher: its rate alone (spawn to last `sent`)
+  latency        enqueue at --rate rows/s (one per transaction) for --seconds; commit-to-request p50/p95/p99
+  trigger-cost   pgbench --clients calling enqueue_event_delivery for --trigger-seconds, trigger on and off
+  all            all of the above, then a summary table
+
+The database server comes from the libpq environment (PGHOST, PGPORT, PGUSER);
+each scenario creates, migrates and drops its own scratch database.
+
+options:
+  --rows N              throughput rows (50000)
+  --insert-batch N      rows per INSERT statement / transaction (1000)
+  --rate R              latency: offered rows/s (200)
+  --seconds S           latency: measured seconds (20)
+  --warmup S            latency: seconds offered before measuring (2)
+  --producers N         latency: producer connections sharing the schedule (8)
+  --trigger-seconds S   trigger cost: pgbench duration per mode (30)
+  --clients N           trigger cost: pgbench clients (16)
+  --pgbench-threads N   trigger cost: pgbench -j (2)
+  --trigger NAME        trigger cost: the NOTIFY trigger (event_delivery_notify_insert)
+  --pgbench PATH        pgbench executable ($OUTBOX_PG_BIN/pgbench, else pgbench in PATH)
+  --dispatcher PATH     dispatcher executable (the one next to outbox_bench)
+  --claim-batch N       OUTBOX_CLAIM_BATCH for the dispatcher (its default when unset)
+  --max-in-flight N     OUTBOX_MAX_IN_FLIGHT (its default when unset)
+  --concurrency N       OUTBOX_DEST__WEBHOOK__DEFAULT__CONCURRENCY (its default when unset)
+  --wake listen|poll    OUTBOX_WAKE_MODE (its default when unset)
+  --env NAME=VALUE      any other dispatcher variable (repeatable)
+  --no-sign             no webhook secret (requests are not HMAC-signed)
+  --sink-threads N      threads of the in-process HTTPS sink (1)
+  --log-dir DIR         where dispatcher and pgbench output goes (a new /tmp directory)
+  --json FILE           also write every figure as JSON
+)";
+
+std::string self_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << usage;
+    std::exit(args.empty() ? 2 : 0);
+  }
+  o.command = args[0];
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--rows") o.rows = std::stoll(next());
+    else if (a == "--insert-batch") o.insert_batch = std::stoi(next());
+    else if (a == "--rate") o.rate = std::stod(next());
+    else if (a == "--seconds") o.seconds = std::stod(next());
+    else if (a == "--warmup") o.warmup = std::stod(next());
+    else if (a == "--producers") o.producers = std::stoi(next());
+    else if (a == "--trigger-seconds") o.trigger_seconds = std::stoi(next());
+    else if (a == "--clients") o.clients = std::stoi(next());
+    else if (a == "--pgbench-threads") o.pgbench_threads = std::stoi(next());
+    else if (a == "--trigger") o.trigger_name = next();
+    else if (a == "--pgbench") o.pgbench = next();
+    else if (a == "--dispatcher") o.dispatcher = next();
+    else if (a == "--claim-batch") o.claim_batch = std::stoi(next());
+    else if (a == "--max-in-flight") o.max_in_flight = std::stoi(next());
+    else if (a == "--concurrency") o.concurrency = std::stoi(next());
+    else if (a == "--wake") o.wake = next();
+    else if (a == "--no-sign") o.sign = false;
+    else if (a == "--sink-threads") o.sink_threads = std::stoi(next());
+    else if (a == "--log-dir") o.log_dir = next();
+    else if (a == "--json") o.json_out = next();
+    else if (a == "--env") {
+      const std::string kv = next();
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos) throw std::invalid_argument("--env needs NAME=VALUE");
+      o.extra_env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    } else {
+      throw std::invalid_argument("unknown option " + a);
+    }
+  }
+  if (o.rows < 1 || o.insert_batch < 1 || o.rate <= 0 || o.seconds <= 0 || o.warmup < 0 || o.trigger_seconds < 1 ||
+      o.clients < 1 || o.producers < 1 || o.pgbench_threads < 1 || o.sink_threads < 1)
+    throw std::invalid_argument("numbers must be positive");
+  if (o.dispatcher.empty()) o.dispatcher = self_dir() + "/dispatcher";
+  if (access(o.dispatcher.c_str(), X_OK) != 0) {
+#ifdef OUTBOX_DISPATCHER_EXE
+    o.dispatcher = OUTBOX_DISPATCHER_EXE;
+#endif
+  }
+  if (o.pgbench.empty()) {
+    const char* bin = std::getenv("OUTBOX_PG_BIN");
+    o.pgbench = bin && *bin ? std::string(bin) + "/pgbench" : "/usr/bin/pgbench";
+  }
+  if (o.log_dir.empty()) {
+    char templ[] = "/tmp/outbox-bench.XXXXXX";
+    if (!mkdtemp(templ)) throw std::runtime_error("cannot create a log directory in /tmp");
+    o.log_dir = templ;
+  } else {
+    std::filesystem::create_directories(o.log_dir);
+  }
+  return o;
+}
+
+std::string fmt(double v, int decimals = 0) {
+  if (std::isnan(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  std::string s = buf;
+  if (decimals == 0 && std::fabs(v) >= 10000) {  // thousands separators for big counts
+    const bool neg = s.front() == '-';
+    std::string digits = neg ? s.substr(1) : s;
+    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+    s = (neg ? "-" : "") + digits;
+  }
+  return s;
+}
+
+double num(const json& j, const char* a, const char* b = nullptr) {
+  const json* p = &j;
+  if (!p->contains(a)) return std::nan("");
+  p = &(*p)[a];
+  if (b) {
+    if (!p->contains(b)) return std::nan("");
+    p = &(*p)[b];
+  }
+  return p->is_number() ? p->get<double>() : std::nan("");
+}
+
+void print_summary(const json& all, const options& o) {
+  struct row {
+    std::string figure, measured, target, verdict, peers;
+  };
+  std::vector<row> rows;
+  const auto verdict = [](bool ok) { return std::string(ok ? "PASS" : "MISS"); };
+  double peak_rss = 0;
+  double duplicates = 0;
+  bool have_dispatch = false;
+  if (all.contains("throughput")) {
+    const auto& t = all["throughput"];
+    const double rps = num(t, "rows_per_second");
+    rows.push_back({"end-to-end throughput, 1 event/request", fmt(rps) + " rows/s", ">= 8,000", verdict(rps >= 8000),
+                    "graphile-worker 1.4k, pg-boss 2.6k, Node FOR UPDATE loop 5.4k"});
+    rows.push_back({"  dispatcher CPU, throughput run",
+                    fmt(num(t, "resources", "dispatcher_cpu_seconds"), 2) + " s (" +
+                        fmt(num(t, "resources", "dispatcher_cpu_us_per_row"), 0) + " us/row)",
+                    "", "", ""});
+    const double n = num(t, "rows") / 1e6;
+    rows.push_back({"  CPU per row: dispatcher / PostgreSQL / sink",
+                    fmt(num(t, "resources", "dispatcher_cpu_seconds") / n) + " / " +
+                        fmt(num(t, "resources", "postgres_cpu_seconds") / n) + " / " +
+                        fmt(num(t, "resources", "bench_process_cpu_seconds") / n) + " us",
+                    "", "", "sink column includes the inserting client"});
+    rows.push_back({"  machine busy during the run",
+                    fmt(num(t, "resources", "machine_busy_cores"), 2) + " of " +
+                        fmt(num(t, "resources", "machine_cores")) + " cores",
+                    "", "", ""});
+    peak_rss = std::max(peak_rss, num(t, "dispatcher_peak_rss_mb"));
+    duplicates += num(t, "duplicates");
+    have_dispatch = true;
+  }
+  if (all.contains("drain")) {
+    const auto& t = all["drain"];
+    rows.push_back({"drain rate (rows inserted before start)", fmt(num(t, "rows_per_second")) + " rows/s", "", "",
+                    "dispatcher alone, no concurrent inserts"});
+    rows.push_back({"  dispatcher CPU, drain run",
+                    fmt(num(t, "resources", "dispatcher_cpu_seconds"), 2) + " s (" +
+                        fmt(num(t, "resources", "dispatcher_cpu_us_per_row"), 0) + " us/row)",
+                    "", "", ""});
+    peak_rss = std::max(peak_rss, num(t, "dispatcher_peak_rss_mb"));
+    duplicates += num(t, "duplicates");
+    have_dispatch = true;
+  }
+  if (all.contains("latency")) {
+    const auto& l = all["latency"];
+    const double p99 = num(l, "commit_to_request_ms", "p99");
+    rows.push_back({"commit-to-request p50/p95/p99 @ " + fmt(o.rate) + "/s",
+                    fmt(num(l, "commit_to_request_ms", "p50"), 2) + " / " +
+                        fmt(num(l, "commit_to_request_ms", "p95"), 2) + " / " + fmt(p99, 2) + " ms",
+                    "p99 < 5 ms", verdict(p99 < 5), "p99: graphile-worker ~12 ms, pg-boss ~20 ms"});
+    rows.push_back({"  dispatcher CPU, latency run",
+                    fmt(num(l, "resources", "dispatcher_cpu_seconds"), 2) + " s (" +
+                        fmt(num(l, "resources", "dispatcher_cpu_us_per_row"), 0) + " us/row)",
+                    "", "", ""});
+    peak_rss = std::max(peak_rss, num(l, "dispatcher_peak_rss_mb"));
+    duplicates += num(l, "duplicates");
+    have_dispatch = true;
+  }
+  if (have_dispatch) {
+    rows.push_back({"dispatcher peak RSS", fmt(peak_rss, 1) + " MB", "< 20 MB", verdict(peak_rss < 20),
+                    "~100 MB each"});
+    rows.push_back({"duplicate deliveries", fmt(duplicates), "0", verdict(duplicates == 0), ""});
+  }
+  if (all.contains("trigger_cost")) {
+    const auto& c = all["trigger_cost"];
+    rows.push_back({"CRM enqueue/s, " + fmt(o.clients) + " clients: trigger on / off",
+                    fmt(num(c, "with_trigger", "inserts_per_second")) + " / " +
+                        fmt(num(c, "without_trigger", "inserts_per_second")) + " (" + fmt(num(c, "ratio"), 2) + "x)",
+                    "report", "", ""});
+  }
+  std::size_t w[4] = {6, 8, 6, 7};
+  for (const auto& r : rows) {
+    w[0] = std::max(w[0], r.figure.size());
+    w[1] = std::max(w[1], r.measured.size());
+    w[2] = std::max(w[2], r.target.size());
+  }
+  const auto pad = [](const std::string& s, std::size_t n) { return s + std::string(n > s.size() ? n - s.size() : 0, ' '); };
+  std::ostringstream out;
+  out << "\n" << pad("figure", w[0]) << "  " << pad("measured", w[1]) << "  " << pad("target", w[2]) << "  "
+      << pad("verdict", w[3]) << "  peers (issue 3)\n";
+  out << std::string(w[0], '-') << "  " << std::string(w[1], '-') << "  " << std::string(w[2], '-') << "  "
+      << std::string(w[3], '-') << "  " << std::string(15, '-') << "\n";
+  for (const auto& r : rows) {
+    out << pad(r.figure, w[0]) << "  " << pad(r.measured, w[1]) << "  " << pad(r.target, w[2]) << "  "
+        << pad(r.verdict, w[3]) << "  " << r.peers << "\n";
+  }
+  std::cout << out.str() << std::flush;
+}
+
+int run(int argc, char** argv) {
+  const options o = parse(argc, argv);
+  ::signal(SIGPIPE, SIG_IGN);
+  json all;
+  all["machine"] = {{"cores", std::thread::hardware_concurrency()}, {"load_average_at_start", load_average_1m()}};
+  all["log_dir"] = o.log_dir;
+  const bool every = o.command == "all";
+  bool known = false;
+  if (every || o.command == "throughput") {
+    all["throughput"] = run_throughput(o, false);
+    known = true;
+  }
+  if (every || o.command == "drain") {
+    all["drain"] = run_throughput(o, true);
+    known = true;
+  }
+  if (every || o.command == "latency") {
+    all["latency"] = run_latency(o);
+    known = true;
+  }
+  if (every || o.command == "trigger-cost") {
+    all["trigger_cost"] = run_trigger_cost(o);
+    known = true;
+  }
+  if (!known) throw std::invalid_argument("unknown command " + o.command);
+  all["machine"]["load_average_at_end"] = load_average_1m();
+  if (o.json_out.empty()) {
+    std::cerr << all.dump(2) << "\n";
+  } else {
+    std::ofstream(o.json_out) << all.dump(2) << "\n";
+  }
+  print_summary(all, o);
+  std::cout << "(details: " << (o.json_out.empty() ? "stderr" : o.json_out) << "; logs: " << o.log_dir << ")\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace outbox::bench
+
+int main(int argc, char** argv) {
+  try {
+    return outbox::bench::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "outbox_bench: error: " << e.what() << "\n";
+    return 1;
+  }
+}

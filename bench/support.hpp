@@ -1,0 +1,182 @@
+#pragma once
+// Plumbing shared by the benchmark scenarios: options, a blocking libpq
+// connection, child processes with CPU/RSS accounting, /proc sampling and
+// percentiles. Everything here is synchronous: the only event loop in the
+// benchmark process is the HTTPS sink's.
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <libpq-fe.h>
+#include <nlohmann/json.hpp>
+
+namespace outbox::bench {
+
+using steady = std::chrono::steady_clock;
+
+struct options {
+  std::string command;
+  std::string dispatcher;  // path of the `dispatcher` executable
+  std::string pgbench;     // path of pgbench
+  std::string log_dir;     // dispatcher/pgbench output goes here
+  std::string json_out;    // write all results as JSON here when set
+
+  // throughput
+  std::int64_t rows = 50000;
+  int insert_batch = 1000;
+  // latency
+  double rate = 200;
+  double seconds = 20;
+  double warmup = 2;
+  int producers = 8;  // producer connections sharing the schedule
+  // trigger cost
+  int trigger_seconds = 30;
+  int clients = 16;
+  int pgbench_threads = 2;
+  std::string trigger_name = "event_delivery_notify_insert";
+
+  // dispatcher settings (unset: the dispatcher's own defaults)
+  std::optional<int> claim_batch;
+  std::optional<int> max_in_flight;
+  std::optional<int> concurrency;
+  std::string wake;  // "", "listen" or "poll"
+  bool sign = true;  // configure a webhook secret (HMAC-SHA256 signatures)
+  std::vector<std::pair<std::string, std::string>> extra_env;
+
+  int sink_threads = 1;
+};
+
+// Prints a progress line to stderr ("outbox_bench: ...").
+void note(const std::string& text);
+
+// ---------------------------------------------------------------------------
+// Blocking libpq, for producers and checks (never on the sink's thread).
+
+struct result_deleter {
+  void operator()(PGresult* r) const noexcept { PQclear(r); }
+};
+using pg_result = std::unique_ptr<PGresult, result_deleter>;
+
+class pg {
+ public:
+  explicit pg(const std::string& conninfo);
+  ~pg();
+  pg(const pg&) = delete;
+  pg& operator=(const pg&) = delete;
+
+  // Throws std::runtime_error on any error.
+  pg_result exec(const std::string& sql, const std::vector<std::string>& params = {});
+  void prepare(const std::string& name, const std::string& sql);
+  pg_result exec_prepared(const std::string& name, const std::vector<std::string>& params);
+  std::int64_t scalar(const std::string& sql, const std::vector<std::string>& params = {});
+  [[nodiscard]] int backend_pid() const { return PQbackendPID(conn_); }
+
+ private:
+  pg_result check(PGresult* r, const std::string& what);
+  PGconn* conn_ = nullptr;
+};
+
+[[nodiscard]] std::string value(const pg_result& r, int row, int col);
+
+// ---------------------------------------------------------------------------
+// Processes.
+
+struct proc_sample {
+  double cpu_seconds = 0;  // user + system
+  double hwm_mb = 0;       // VmHWM: peak resident set size so far
+  double rss_mb = 0;       // VmRSS
+};
+// Reads /proc/<pid>/stat and /proc/<pid>/status; zeros when the process is gone.
+[[nodiscard]] proc_sample sample_process(pid_t pid);
+
+class child_process {
+ public:
+  // Starts `exe args...` with exactly `env`; stdout and stderr go to `output_path`.
+  child_process(const std::string& exe, const std::vector<std::string>& args, const std::vector<std::string>& env,
+                const std::string& output_path);
+  ~child_process();  // SIGKILLs a child still running
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+
+  struct exit_report {
+    int status = 0;       // raw wait status
+    bool exited_ok = false;
+    bool killed = false;  // needed SIGKILL after the grace period
+    double cpu_seconds = 0;
+    // ru_maxrss. Beware: posix_spawn (vfork-like) children report the parent's
+    // RSS from before exec when it is larger, so prefer vm_hwm_mb.
+    double max_rss_mb = 0;
+    double vm_hwm_mb = 0;  // VmHWM: highest seen while waiting for the exit
+    double stop_seconds = 0;  // SIGTERM to exit
+  };
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] bool running();
+  // SIGTERM, waits up to `grace`, then SIGKILL.
+  exit_report terminate(std::chrono::seconds grace);
+  // Waits for a normal exit up to `limit`, then SIGKILL.
+  exit_report wait(std::chrono::seconds limit);
+  [[nodiscard]] const std::string& output_path() const { return output_; }
+  [[nodiscard]] std::string output_tail(std::size_t lines = 20) const;
+
+ private:
+  exit_report reap(std::chrono::steady_clock::time_point deadline, bool kill_after);
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  std::string output_;
+  std::optional<exit_report> report_;
+};
+
+// The current environment without OUTBOX_* and DATABASE_URL, plus `extra`.
+[[nodiscard]] std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& extra);
+
+// CPU seconds of one PostgreSQL cluster: the postmaster and all its children
+// (backends, walwriter, checkpointer, autovacuum...). A child that exits keeps
+// the CPU time last seen for it, so sample often (refresh()) when backends come
+// and go. Thread-safe.
+class cluster_cpu {
+ public:
+  explicit cluster_cpu(pid_t any_backend);
+  void refresh();
+  [[nodiscard]] double seconds();  // refreshes first
+
+ private:
+  pid_t postmaster_ = -1;
+  std::mutex mutex_;
+  std::map<pid_t, double> seen_;
+};
+
+// Machine-wide busy and total CPU time from /proc/stat, in seconds.
+struct machine_cpu {
+  double busy = 0;
+  double total = 0;
+  static machine_cpu now();
+};
+
+// This process (sink threads + producers): user + system seconds.
+[[nodiscard]] double self_cpu_seconds();
+
+[[nodiscard]] double load_average_1m();
+
+// ---------------------------------------------------------------------------
+
+// Nearest-rank percentile of an ascending-sorted vector (p in [0, 100]).
+[[nodiscard]] double percentile(const std::vector<double>& sorted, double p);
+[[nodiscard]] double seconds_between(steady::time_point a, steady::time_point b);
+[[nodiscard]] double ms_between(steady::time_point a, steady::time_point b);
+
+// The scenarios; each returns its figures as a JSON object.
+// drain: insert every row first, then start the dispatcher and time it alone.
+nlohmann::json run_throughput(const options& o, bool drain);
+nlohmann::json run_latency(const options& o);
+nlohmann::json run_trigger_cost(const options& o);
+
+}  // namespace outbox::bench

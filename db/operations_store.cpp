@@ -1,0 +1,202 @@
+#include "db/operations_store.hpp"
+
+namespace outbox::db {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr auto statement_timeout = 60s;
+
+// Counts use the partial indexes; `sent` is estimated from the planner's
+// statistics because counting millions of delivered rows helps nobody at 3 a.m.
+constexpr const char* status_sql = R"sql(
+SELECT json_build_object(
+  'by_state', (SELECT coalesce(json_object_agg(state, n), '{}') FROM (
+      SELECT state, count(*) AS n FROM event_delivery WHERE state IN ('pending', 'sending', 'dead', 'held')
+      GROUP BY state) s),
+  'sent_estimate', (SELECT greatest(reltuples::bigint, 0) FROM pg_class WHERE oid = 'event_delivery'::regclass),
+  'by_destination', (SELECT coalesce(json_agg(d ORDER BY d.provider, d.destination), '[]') FROM (
+      SELECT provider, destination,
+             count(*) FILTER (WHERE state = 'pending') AS pending,
+             count(*) FILTER (WHERE state = 'pending' AND next_attempt_at <= now()) AS due,
+             count(*) FILTER (WHERE state = 'sending') AS sending,
+             count(*) FILTER (WHERE state = 'dead') AS dead,
+             count(*) FILTER (WHERE state = 'held') AS held
+      FROM event_delivery WHERE state IN ('pending', 'sending', 'dead', 'held')
+      GROUP BY provider, destination) d),
+  'oldest_due', (SELECT json_build_object('id', id, 'provider', provider, 'destination', destination,
+                                          'age_seconds', round(extract(epoch FROM now() - next_attempt_at)::numeric, 1))
+                 FROM event_delivery WHERE state = 'pending' AND next_attempt_at <= now()
+                 ORDER BY next_attempt_at LIMIT 1),
+  'expired_leases', (SELECT count(*) FROM event_delivery WHERE state = 'sending' AND lease_expires_at <= now()),
+  'dead_last_24h', (SELECT count(*) FROM event_delivery WHERE state = 'dead' AND updated_at > now() - interval '24 hours'),
+  'paused_destinations', (SELECT coalesce(json_agg(p ORDER BY p.provider, p.destination), '[]') FROM (
+      SELECT provider, destination, reason, paused_at, paused_by FROM outbox_destination_pause) p)
+)::text)sql";
+
+constexpr const char* gauges_sql = R"sql(
+SELECT s.state, coalesce(c.n, 0),
+       coalesce((SELECT extract(epoch FROM now() - min(next_attempt_at))::float8
+                 FROM event_delivery WHERE state = 'pending' AND next_attempt_at <= now()), 0)
+FROM unnest(ARRAY['pending', 'sending', 'dead', 'held']) AS s(state)
+LEFT JOIN (SELECT state, count(*) AS n FROM event_delivery
+           WHERE state IN ('pending', 'sending', 'dead', 'held') GROUP BY state) c ON c.state = s.state)sql";
+
+constexpr const char* requeue_filter_sql = R"sql(
+    state = ANY($1::text[])
+    AND (cardinality($2::bigint[]) = 0 OR id = ANY($2::bigint[]))
+    AND ($3::text IS NULL OR provider = $3)
+    AND ($4::text IS NULL OR destination = $4)
+    AND ($5::text IS NULL OR strpos(coalesce(last_error, ''), $5) > 0)
+    AND ($6::timestamptz IS NULL OR updated_at >= $6)
+    AND ($7::timestamptz IS NULL OR updated_at < $7))sql";
+
+std::string requeue_dry_run_sql() {
+  return std::string("SELECT id, provider, destination, event_name, state, coalesce(last_error, '') "
+                     "FROM event_delivery WHERE") + requeue_filter_sql + " ORDER BY id";
+}
+
+// Never touches idempotency_key or payload: a requeued row is the same event.
+std::string requeue_sql() {
+  return std::string(R"sql(
+WITH picked AS (
+    SELECT id, state, coalesce(last_error, '') AS last_error FROM event_delivery WHERE)sql") +
+         requeue_filter_sql + R"sql(
+    FOR UPDATE SKIP LOCKED),
+upd AS (
+    UPDATE event_delivery d SET state = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now()
+    FROM picked WHERE d.id = picked.id
+    RETURNING d.id, d.provider, d.destination, d.event_name, picked.state, picked.last_error),
+logged AS (
+    INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, error, lease_owner)
+    SELECT id, 0, now(), 0, 'requeued', 'requeued from ' || state || ' by ' || $8, $8 FROM upd),
+wake AS (SELECT pg_notify('outbox_event_delivery', '') WHERE EXISTS (SELECT 1 FROM upd))
+SELECT upd.* FROM upd LEFT JOIN wake ON true ORDER BY id)sql";
+}
+
+constexpr const char* inspect_sql = R"sql(
+SELECT json_build_object(
+  'row', (SELECT to_jsonb(d) - 'lease_token' FROM event_delivery d WHERE id = $1),
+  'attempts', (SELECT coalesce(json_agg(a ORDER BY a.id), '[]') FROM (
+      SELECT id, attempt, started_at, duration_ms, outcome, http_status, error, response_excerpt, lease_owner
+      FROM event_delivery_attempt WHERE delivery_id = $1) a))::text)sql";
+
+constexpr const char* prune_count_sql = R"sql(
+SELECT count(*) FROM event_delivery WHERE state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second')sql";
+
+constexpr const char* prune_sql = R"sql(
+WITH victims AS (
+    SELECT id FROM event_delivery
+    WHERE state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second'
+    ORDER BY sent_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+gone AS (DELETE FROM event_delivery d USING victims v WHERE d.id = v.id RETURNING d.*),
+archived AS (INSERT INTO event_delivery_archive SELECT gone.* FROM gone WHERE $3::boolean),
+attempts AS (DELETE FROM event_delivery_attempt a USING gone WHERE a.delivery_id = gone.id)
+SELECT count(*) FROM gone)sql";
+
+constexpr const char* list_pauses_sql = R"sql(
+SELECT provider, destination, reason, paused_at::text, coalesce(paused_by, '')
+FROM outbox_destination_pause ORDER BY provider, destination)sql";
+
+constexpr const char* pause_sql = R"sql(
+INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) VALUES ($1, $2, $3, $4)
+ON CONFLICT (provider, destination) DO UPDATE SET reason = EXCLUDED.reason, paused_by = EXCLUDED.paused_by
+RETURNING (xmax = 0))sql";
+
+// Rows put back while paused wait for a while; resuming makes them due now.
+constexpr const char* resume_sql = R"sql(
+WITH gone AS (DELETE FROM outbox_destination_pause WHERE provider = $1 AND destination = $2 RETURNING 1),
+due AS (
+    UPDATE event_delivery SET next_attempt_at = now()
+    WHERE state = 'pending' AND provider = $1 AND destination = $2 AND next_attempt_at > now()
+      AND EXISTS (SELECT 1 FROM gone)
+    RETURNING 1),
+wake AS (SELECT pg_notify('outbox_event_delivery', '') WHERE EXISTS (SELECT 1 FROM gone))
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM due), (SELECT count(*) FROM wake))sql";
+
+params requeue_params(const requeue_filter& f, std::string actor) {
+  return {text_array(f.states), int_array(f.ids), f.provider, f.destination, f.error_contains, f.since, f.until,
+          std::move(actor)};
+}
+
+}  // namespace
+
+asio::awaitable<nlohmann::json> async_status(connection& conn) {
+  const auto r = co_await conn.async_query(status_sql, {}, statement_timeout);
+  co_return nlohmann::json::parse(r.text(0, 0));
+}
+
+asio::awaitable<queue_gauges> async_queue_gauges(connection& conn) {
+  const auto r = co_await conn.async_query_prepared("outbox_gauges", gauges_sql, {}, statement_timeout);
+  queue_gauges g;
+  for (int i = 0; i < r.rows(); ++i) {
+    g.rows_by_state[std::string(r.text(i, 0))] = r.int64(i, 1);
+    g.oldest_due_seconds = std::stod(std::string(r.text(i, 2)));
+  }
+  co_return g;
+}
+
+asio::awaitable<std::vector<requeued_row>> async_requeue(connection& conn, const requeue_filter& f,
+                                                         std::string actor) {
+  auto args = requeue_params(f, std::move(actor));
+  if (f.dry_run) args.pop_back();  // the dry run does not use $8
+  const auto sql = f.dry_run ? requeue_dry_run_sql() : requeue_sql();
+  const auto r = co_await conn.async_query(sql, std::move(args), statement_timeout);
+  std::vector<requeued_row> rows;
+  for (int i = 0; i < r.rows(); ++i) {
+    rows.push_back({r.int64(i, 0), std::string(r.text(i, 1)), std::string(r.text(i, 2)), std::string(r.text(i, 3)),
+                    std::string(r.text(i, 4)), std::string(r.text(i, 5))});
+  }
+  co_return rows;
+}
+
+asio::awaitable<nlohmann::json> async_inspect(connection& conn, std::int64_t id) {
+  params args{std::to_string(id)};
+  const auto r = co_await conn.async_query(inspect_sql, std::move(args), statement_timeout);
+  auto doc = nlohmann::json::parse(r.text(0, 0));
+  if (doc["row"].is_null()) co_return nullptr;
+  co_return doc;
+}
+
+asio::awaitable<std::int64_t> async_prune(connection& conn, const prune_request& req) {
+  const std::string age = std::to_string(req.older_than.count());
+  if (req.dry_run) {
+    params args{age};
+    const auto r = co_await conn.async_query(prune_count_sql, std::move(args), statement_timeout);
+    co_return r.int64(0, 0);
+  }
+  std::int64_t total = 0;
+  for (;;) {
+    // One short transaction per batch: locks are held for milliseconds, not minutes.
+    params args{age, std::to_string(req.batch), req.archive ? "true" : "false"};
+    const auto r = co_await conn.async_query(prune_sql, std::move(args), statement_timeout);
+    const auto n = r.int64(0, 0);
+    total += n;
+    if (n < req.batch) break;
+  }
+  co_return total;
+}
+
+asio::awaitable<std::vector<destination_pause>> async_list_pauses(connection& conn) {
+  const auto r = co_await conn.async_query(list_pauses_sql, {}, statement_timeout);
+  std::vector<destination_pause> out;
+  for (int i = 0; i < r.rows(); ++i) {
+    out.push_back({std::string(r.text(i, 0)), std::string(r.text(i, 1)), std::string(r.text(i, 2)),
+                   std::string(r.text(i, 3)), std::string(r.text(i, 4))});
+  }
+  co_return out;
+}
+
+asio::awaitable<bool> async_pause(connection& conn, const std::string& provider, const std::string& destination,
+                                  const std::string& reason, const std::string& actor) {
+  params args{provider, destination, reason, actor};
+  const auto r = co_await conn.async_query(pause_sql, std::move(args), statement_timeout);
+  co_return r.boolean(0, 0);
+}
+
+asio::awaitable<bool> async_resume(connection& conn, const std::string& provider, const std::string& destination) {
+  params args{provider, destination};
+  const auto r = co_await conn.async_query(resume_sql, std::move(args), statement_timeout);
+  co_return r.int64(0, 0) > 0;
+}
+
+}  // namespace outbox::db

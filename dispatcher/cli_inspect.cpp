@@ -1,0 +1,82 @@
+// `dispatcher inspect ID`: one row and everything each attempt saw.
+#include <charconv>
+#include <iostream>
+
+#include "db/operations_store.hpp"
+#include "dispatcher/cli.hpp"
+#include "dispatcher/cli_args.hpp"
+
+namespace outbox::cli {
+namespace {
+
+constexpr const char* help = R"(usage: dispatcher inspect ID [--json]
+
+Shows one event_delivery row (state, attempts, schedule, lease, last error,
+provider response, payload) and its attempts log, oldest first.
+Exit code 1 when no row has that id.
+)";
+
+std::string text(const nlohmann::json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+}  // namespace
+
+int inspect_command(std::span<const std::string> args) {
+  arg_reader r(args);
+  bool json = false;
+  std::optional<std::int64_t> id;
+  while (!r.done()) {
+    if (r.flag("--help") || r.flag("-h")) {
+      std::cout << help;
+      return exit_ok;
+    }
+    if (r.flag("--json")) {
+      json = true;
+      continue;
+    }
+    const auto arg = r.positional();
+    std::int64_t v = 0;
+    const auto [p, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), v);
+    if (id || ec != std::errc{} || p != arg.data() + arg.size()) {
+      std::cerr << "dispatcher inspect: expected one row id, got '" << arg << "'\n" << help;
+      return exit_usage;
+    }
+    id = v;
+  }
+  if (!id) {
+    std::cerr << help;
+    return exit_usage;
+  }
+  return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
+    const auto doc = co_await db::async_inspect(conn, *id);
+    if (doc.is_null()) {
+      std::cerr << "dispatcher inspect: no row with id " << *id << "\n";
+      co_return exit_failure;
+    }
+    if (json) {
+      std::cout << doc.dump(2) << "\n";
+      co_return exit_ok;
+    }
+    const auto& row = doc["row"];
+    for (const char* key : {"id", "lead_project_id", "provider", "destination", "event_name", "idempotency_key",
+                            "state", "attempts", "next_attempt_at", "lease_owner", "lease_expires_at", "sent_at",
+                            "last_http_status", "last_error", "provider_response", "created_at", "updated_at"}) {
+      std::cout << std::string(18 - std::string_view(key).size(), ' ') << key << "  " << text(row[key]) << "\n";
+    }
+    std::cout << std::string(11, ' ') << "payload  " << row["payload"].dump() << "\n\nattempts:\n";
+    if (doc["attempts"].empty()) std::cout << "  (none yet)\n";
+    for (const auto& a : doc["attempts"]) {
+      std::cout << "  #" << text(a["attempt"]) << "  " << text(a["started_at"]) << "  " << text(a["outcome"])
+                << "  http " << text(a["http_status"]) << "  " << text(a["duration_ms"]) << " ms  by "
+                << text(a["lease_owner"]) << "\n";
+      if (!a["error"].is_null()) std::cout << "      error: " << text(a["error"]) << "\n";
+      if (!a["response_excerpt"].is_null()) std::cout << "      response: " << text(a["response_excerpt"]) << "\n";
+    }
+    co_return exit_ok;
+  });
+}
+
+}  // namespace outbox::cli

@@ -1,0 +1,216 @@
+#pragma once
+// The `google_ads` provider: offline click conversions through the Google Ads API
+// (ConversionUploadService.UploadClickConversions, REST):
+//
+//   POST {base_url}/{api_version}/customers/{customer_id}:uploadClickConversions
+//   {"conversions": [...], "partialFailure": true, "validateOnly"?: true}
+//
+// One conversion per row, orderId = the row's idempotency key (Google keeps order
+// ids per conversion action with no expiry, so a resend answers
+// ORDER_ID_ALREADY_IN_USE, which we count as delivered). Partial failure is on:
+// each row's outcome is read from partialFailureError by its index in the request.
+// OAuth2: the engine fetches the bearer token with oauth() and refreshes it once
+// on `reauthenticate` (401).
+//
+// Since 2026-06-15 Google accepts these uploads only from developers already
+// allowlisted (CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE otherwise): everyone else
+// uses the `google_data_manager` provider (providers/google_data_manager_provider.hpp).
+//
+// This header also holds what both Google providers share: the Google view of a
+// canonical event, Google's error envelope (google.rpc.Status) and settings helpers.
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "providers/canonical_event.hpp"
+#include "providers/http_types.hpp"
+#include "providers/provider.hpp"
+
+namespace outbox::providers {
+
+// ==== Shared by the Google providers ==========================================
+
+// What a Google provider takes from a row's canonical payload
+// (providers/canonical_event.hpp): identifiers, value, consent, and the
+// provider's `extra` object. User data is already normalized and hashed
+// (providers/user_data.hpp): SHA-256 lower-case hex.
+struct google_event {
+  std::int64_t event_time = 0;  // unix seconds, frozen at insert
+  std::optional<double> value;
+  std::string currency;  // ISO 4217, upper case; empty when absent
+  std::string gclid;
+  std::string gbraid;
+  std::string wbraid;
+  std::vector<std::string> hashed_emails;  // Google's email rules (gmail dots and +tags removed)
+  std::vector<std::string> hashed_phones;  // E.164 with the '+'
+  std::optional<consent_value> ad_user_data;  // consent; nullopt: not given
+  std::optional<consent_value> ad_personalization;
+  nlohmann::json extra;  // payload.extra.<extra_key> (an object), or null
+
+  [[nodiscard]] bool has_click_id() const { return !gclid.empty() || !gbraid.empty() || !wbraid.empty(); }
+  [[nodiscard]] bool has_user_identifiers() const { return !hashed_emails.empty() || !hashed_phones.empty(); }
+};
+
+// Reads the canonical payload of `event` for a Google provider; the text says what
+// is wrong (naming the field) when the row can never be sent. `extra_key` is
+// "google_ads" or "google_data_manager"; phones without a country code get
+// `default_phone_country_code` (digits, may be empty).
+[[nodiscard]] std::variant<google_event, std::string> read_google_event(const outbound_event& event,
+                                                                        std::string_view extra_key,
+                                                                        std::string_view default_phone_country_code);
+
+// One error inside a google.rpc.Status: an entry of Google Ads' GoogleAdsFailure
+// (errorCode + location), a google.rpc.ErrorInfo reason, or a BadRequest field
+// violation (Data Manager).
+struct google_error_item {
+  std::string kind;  // the errorCode key ("conversionUploadError", "authorizationError"...), "ErrorInfo", "BadRequest"
+  std::string code;  // "EVENT_NOT_FOUND", "CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE", "INVALID_FORMAT"...
+  std::string message;
+  std::optional<std::size_t> row;  // index in the request's conversions[] / events[], when located
+};
+
+// A google.rpc.Status as REST APIs serialize it.
+struct google_status {
+  int code = 0;         // HTTP status in {"error": ...}; gRPC code in partialFailureError
+  std::string status;   // "INVALID_ARGUMENT", "UNAUTHENTICATED"...
+  std::string message;  // Google's text
+  std::vector<google_error_item> errors;
+  std::optional<std::chrono::seconds> retry_delay;  // google.rpc.RetryInfo or Ads quotaErrorDetails
+
+  [[nodiscard]] bool has_code(std::string_view c) const;
+};
+
+// Reads a google.rpc.Status object (the value of "error", or of
+// "partialFailureError"). `list_field` names the repeated request field whose index
+// locates a row: "conversions" (Google Ads fieldPathElements) or "events" (Data
+// Manager field violations such as "events[3].event_timestamp").
+[[nodiscard]] google_status parse_google_status(const nlohmann::json& status, std::string_view list_field);
+// {"error": {...}} from a response body; nullopt for any other body.
+[[nodiscard]] std::optional<google_status> parse_google_error_body(std::string_view body, std::string_view list_field);
+// A protobuf JSON Duration ("30s", "1.5s", "0.200s") rounded up to whole seconds and
+// capped at max_retry_after; nullopt when malformed.
+[[nodiscard]] std::optional<std::chrono::seconds> parse_google_duration(std::string_view text);
+// One line for logs and rows: "HTTP 403 PERMISSION_DENIED: <message> (CODE: text; CODE: text)".
+[[nodiscard]] std::string describe_google_status(const google_status& s);
+
+// Settings helpers shared by both Google providers' validators.
+namespace google_settings {
+using settings_map = std::map<std::string, std::string>;
+using problem_list = std::vector<std::pair<std::string, std::string>>;
+// "123-456-7890" -> "1234567890"; nullopt unless 10 digits once dashes are gone.
+[[nodiscard]] std::optional<std::string> customer_id(std::string_view text);
+[[nodiscard]] bool is_digits(std::string_view text);
+[[nodiscard]] std::optional<bool> parse_bool(std::string_view text);  // true/false/1/0/yes/no/on/off
+// https:// or http:// with a host; a trailing '/' is dropped. nullopt when unusable.
+[[nodiscard]] std::optional<std::string> base_url(std::string_view text);
+// The OAuth keys (client_id, client_secret, refresh_token, token_url), the
+// validate_only flag, batch_size (1..max) and default_phone_country_code.
+void check_common(const settings_map& settings, std::size_t max_batch, problem_list& problems);
+[[nodiscard]] oauth_settings oauth_from(const settings_map& settings);
+}  // namespace google_settings
+
+// ==== The google_ads provider ===================================================
+
+inline constexpr std::string_view google_ads_default_base_url = "https://googleads.googleapis.com";
+// The latest Google Ads API major version (v26, released 2026-10-14).
+inline constexpr std::string_view google_ads_default_api_version = "v26";
+inline constexpr std::size_t google_ads_max_batch = 2000;  // conversions per request
+// How long Google asks to wait after TOO_RECENT_EVENT / TOO_RECENT_CONVERSION_ACTION.
+inline constexpr std::chrono::seconds google_ads_too_recent_delay{std::chrono::hours{6}};
+
+struct google_ads_destination {
+  std::string base_url{google_ads_default_base_url};
+  std::string api_version{google_ads_default_api_version};
+  std::string customer_id;           // 10 digits, no dashes
+  std::string conversion_action_id;  // digits
+  std::string login_customer_id;     // manager account (10 digits) or empty
+  std::string developer_token;       // optional (Google ignores it since 2026-09-09)
+  oauth_settings oauth;
+  bool validate_only = false;  // test mode: Google validates and records nothing
+  std::size_t batch_size = 1000;
+  std::string default_phone_country_code;  // digits, e.g. "1"; empty: phones must carry one
+  header_list extra_headers;
+
+  [[nodiscard]] std::string url() const;                // .../customers/{cid}:uploadClickConversions
+  [[nodiscard]] std::string conversion_action() const;  // "customers/{cid}/conversionActions/{id}"
+};
+
+// "2026-09-20 14:03:00+00:00": conversionDateTime from unix seconds, in UTC.
+[[nodiscard]] std::string google_ads_date_time(std::int64_t unix_seconds);
+
+// One ClickConversion object for an event (extra.google_ads merged in: it may add
+// fields and override mapped ones, except orderId and conversionAction).
+[[nodiscard]] nlohmann::json google_ads_conversion(const google_event& e, const outbound_event& event,
+                                                   const google_ads_destination& d);
+
+// Which conversions of a batch go into the request, and where: for each its index
+// in the request's conversions[], or nullopt when an earlier one has the same
+// orderId, or the same click id and conversionDateTime (Google refuses such rows as
+// DUPLICATE_ORDER_ID / DUPLICATE_CLICK_CONVERSION_IN_REQUEST); those are held back
+// and sent again alone (resend_alone), where the first one's fate decides theirs.
+[[nodiscard]] std::vector<std::optional<std::size_t>> google_ads_request_rows(
+    std::span<const nlohmann::json> conversions);
+
+// The outcome for one row Google reported an error for (partialFailureError).
+// `pause` is set when the error means no row can succeed (missing conversion
+// action, not allowlisted, terms not accepted...).
+struct google_ads_row_verdict {
+  event_outcome outcome;
+  std::optional<std::string> pause;
+};
+[[nodiscard]] google_ads_row_verdict google_ads_row_outcome(const google_error_item& error);
+
+// Pure verdict on a result, given where each event went (google_ads_request_rows).
+[[nodiscard]] batch_outcome classify_google_ads_result(std::span<const std::optional<std::size_t>> rows,
+                                                       const http_result& result,
+                                                       std::chrono::system_clock::time_point now);
+
+class google_ads_provider final : public provider {
+ public:
+  explicit google_ads_provider(google_ads_destination destination);
+
+  [[nodiscard]] std::string_view kind() const override { return "google_ads"; }
+  [[nodiscard]] std::size_t max_batch_size() const override { return destination_.batch_size; }
+  // Needs a parseable event_time and a gclid, gbraid or wbraid, or at least one
+  // hashed email or phone (enhanced conversions for leads); gbraid and wbraid
+  // together are refused; the idempotency key must fit orderId.
+  [[nodiscard]] std::optional<std::string> validate(const outbound_event& event,
+                                                    std::chrono::system_clock::time_point now) const override;
+  [[nodiscard]] http_request build_request(std::span<const outbound_event> events,
+                                           std::chrono::system_clock::time_point now) const override;
+  [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events,
+                                       const http_result& result) const override;
+  [[nodiscard]] const oauth_settings* oauth() const override { return &destination_.oauth; }
+
+  [[nodiscard]] const google_ads_destination& destination() const { return destination_; }
+
+ private:
+  google_ads_destination destination_;
+};
+
+// Settings of a google_ads destination (lower-case keys), for provider_kinds().
+inline constexpr std::array<std::string_view, 13> google_ads_setting_keys{
+    "customer_id",   "conversion_action_id", "login_customer_id", "developer_token", "client_id",
+    "client_secret", "refresh_token",        "token_url",         "base_url",        "api_version",
+    "validate_only", "batch_size",           "default_phone_country_code"};
+
+// (key, problem) pairs; never echoes a secret.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> validate_google_ads_settings(
+    const std::map<std::string, std::string>& settings);
+
+// From validated settings; throws std::invalid_argument on values validation refuses.
+[[nodiscard]] google_ads_destination make_google_ads_destination(const std::map<std::string, std::string>& settings,
+                                                                 header_list extra_headers);
+
+}  // namespace outbox::providers

@@ -1,0 +1,355 @@
+#include "providers/google_data_manager_provider.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include "providers/http_outcome.hpp"
+
+namespace outbox::providers {
+namespace {
+
+using nlohmann::json;
+using std::chrono::seconds;
+using std::chrono::system_clock;
+
+constexpr std::size_t max_user_identifiers = 10;  // per event (user_data.proto)
+
+std::string_view setting(const std::map<std::string, std::string>& settings, std::string_view key) {
+  const auto it = settings.find(std::string{key});
+  return it == settings.end() ? std::string_view{} : std::string_view{it->second};
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    return lower(x) == lower(y);
+  });
+}
+
+// ErrorReason values (google/ads/datamanager/v1/error.proto) that mean no event to
+// this destination can be accepted until the account or configuration changes.
+constexpr std::array<std::string_view, 10> destination_wide_reasons{
+    "PERMISSION_DENIED",
+    "NOT_FOUND",
+    "INVALID_DESTINATION",
+    "INVALID_CONVERSION_ACTION_ID",
+    "INVALID_CONVERSION_ACTION_TYPE",
+    "TERMS_AND_CONDITIONS_NOT_SIGNED",
+    "DESTINATION_ACCOUNT_NOT_ENABLED_ENHANCED_CONVERSIONS_FOR_LEADS",
+    "DESTINATION_ACCOUNT_DATA_POLICY_PROHIBITS_ENHANCED_CONVERSIONS",
+    "DESTINATION_ACCOUNT_ENHANCED_CONVERSIONS_TERMS_NOT_SIGNED",
+    "DATA_PARTNER_USER_LIST_MUTATE_NOT_ALLOWED",
+};
+
+bool is_destination_wide(const google_error_item& e) {
+  return std::find(destination_wide_reasons.begin(), destination_wide_reasons.end(), e.code) !=
+         destination_wide_reasons.end();
+}
+
+event_outcome retry_outcome(std::string error, std::optional<seconds> after = std::nullopt) {
+  event_outcome o;
+  o.kind = outcome_kind::retry;
+  o.error = std::move(error);
+  o.retry_after = after;
+  return o;
+}
+
+event_outcome dead_outcome(std::string error) {
+  event_outcome o;
+  o.kind = outcome_kind::dead;
+  o.error = std::move(error);
+  return o;
+}
+
+event_outcome held_back_outcome() {
+  event_outcome o = retry_outcome(
+      "held out of the request: an earlier row of the batch has the same transactionId; sent again on its own");
+  o.resend_alone = true;
+  return o;
+}
+
+}  // namespace
+
+std::string google_data_manager_destination::url() const { return base_url + "/v1/events:ingest"; }
+
+json google_data_manager_destination::destination_json() const {
+  json d{{"operatingAccount", {{"accountType", "GOOGLE_ADS"}, {"accountId", account_id}}},
+         {"productDestinationId", conversion_action_id}};
+  if (!login_account_id.empty()) d["loginAccount"] = {{"accountType", "GOOGLE_ADS"}, {"accountId", login_account_id}};
+  return d;
+}
+
+std::string_view data_manager_consent(consent_value v) {
+  return v == consent_value::granted ? "CONSENT_GRANTED" : "CONSENT_DENIED";
+}
+
+json data_manager_event(const google_event& e, const outbound_event& event) {
+  json out = json::object();
+  out["eventTimestamp"] = format_rfc3339_utc(e.event_time);
+  if (e.value) out["conversionValue"] = *e.value;
+  if (!e.currency.empty()) out["currency"] = e.currency;
+  // One click id, as for the Google Ads API: gclid, else gbraid, else wbraid.
+  if (!e.gclid.empty()) {
+    out["adIdentifiers"] = {{"gclid", e.gclid}};
+  } else if (!e.gbraid.empty()) {
+    out["adIdentifiers"] = {{"gbraid", e.gbraid}};
+  } else if (!e.wbraid.empty()) {
+    out["adIdentifiers"] = {{"wbraid", e.wbraid}};
+  }
+  json identifiers = json::array();
+  for (const auto& h : e.hashed_emails) identifiers.push_back({{"emailAddress", h}});
+  for (const auto& h : e.hashed_phones) identifiers.push_back({{"phoneNumber", h}});
+  while (identifiers.size() > max_user_identifiers) identifiers.erase(identifiers.size() - 1);
+  if (!identifiers.empty()) out["userData"] = {{"userIdentifiers", std::move(identifiers)}};
+  json consent = json::object();
+  if (e.ad_user_data) consent["adUserData"] = data_manager_consent(*e.ad_user_data);
+  if (e.ad_personalization) consent["adPersonalization"] = data_manager_consent(*e.ad_personalization);
+  if (!consent.empty()) out["consent"] = std::move(consent);
+  merge_extra(out, e.extra.is_object() ? &e.extra : nullptr);
+  out["transactionId"] = event.idempotency_key;
+  return out;
+}
+
+std::vector<std::optional<std::size_t>> data_manager_request_rows(std::span<const json> events) {
+  std::vector<std::optional<std::size_t>> rows;
+  rows.reserve(events.size());
+  std::set<std::string> ids;
+  std::size_t next = 0;
+  for (const json& e : events) {
+    const auto it = e.find("transactionId");
+    const std::string id = it != e.end() && it->is_string() ? it->get<std::string>() : std::string{};
+    if (!id.empty() && !ids.insert(id).second) {
+      rows.emplace_back(std::nullopt);
+    } else {
+      rows.emplace_back(next++);
+    }
+  }
+  return rows;
+}
+
+batch_outcome classify_data_manager_result(std::span<const std::optional<std::size_t>> rows,
+                                           const http_result& result, system_clock::time_point now) {
+  const std::size_t in_request =
+      static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.has_value(); }));
+  batch_outcome out;
+  out.events.assign(rows.size(), event_outcome{});
+  const auto for_sent = [&](const event_outcome& o) {
+    for (std::size_t i = 0; i < rows.size(); ++i) out.events[i] = rows[i] ? o : held_back_outcome();
+  };
+  if (!result.response) {
+    for_sent(classify_http_result(result, now));
+    return out;
+  }
+  const http_response& response = *result.response;
+  const int status = response.status;
+  if (status >= 200 && status <= 299) {
+    // Accepted for asynchronous processing (the body carries the requestId).
+    event_outcome delivered;
+    delivered.kind = outcome_kind::delivered;
+    for_sent(delivered);
+    return out;
+  }
+
+  const auto parsed = parse_google_error_body(response.body, "events");
+  std::string text = parsed ? describe_google_status(*parsed)
+                            : "HTTP " + std::to_string(status) +
+                                  (response.body.empty() ? "" : ": " + one_line_excerpt(response.body, 200));
+  if (parsed && parsed->code != status && parsed->code != 0) text = "HTTP " + std::to_string(status) + ": " + text;
+  const auto delay = [&]() -> std::optional<seconds> {
+    if (parsed && parsed->retry_delay) return parsed->retry_delay;
+    if (const auto h = response.header("retry-after")) return parse_retry_after(*h, now);
+    return std::nullopt;
+  };
+
+  if (status == 401) {
+    out.reauthenticate = true;
+    for_sent(retry_outcome(text));
+    return out;
+  }
+  const google_error_item* wide = nullptr;
+  if (parsed) {
+    for (const auto& e : parsed->errors) {
+      if (is_destination_wide(e)) {
+        wide = &e;
+        break;
+      }
+    }
+  }
+  if (status == 403 || status == 404 || (wide != nullptr && !is_retryable_status(status))) {
+    std::string reason = "Data Manager refused the destination (" + text + ")";
+    if (status == 403 || (wide != nullptr && wide->code == "PERMISSION_DENIED")) {
+      reason += ": check that the OAuth user can reach account_id (through login_account_id when it is a manager "
+                "account) and that the refresh token was granted the https://www.googleapis.com/auth/datamanager "
+                "scope";
+    } else if (status == 404) {
+      reason += ": check base_url";
+    } else {
+      reason += ": check account_id and conversion_action_id (an UPLOAD_CLICKS action of that account) and the "
+                "account's conversion settings";
+    }
+    out.pause_destination = one_line_excerpt(reason, 600);
+    for_sent(retry_outcome(text));
+    return out;
+  }
+  if (status == 429 || is_retryable_status(status)) {
+    for_sent(retry_outcome(text, delay()));
+    return out;
+  }
+  // 400 INVALID_ARGUMENT and other 4xx: nothing in the request was ingested.
+  if (in_request <= 1) {
+    for_sent(dead_outcome(text));
+    return out;
+  }
+  std::vector<std::optional<std::string>> located(in_request);
+  if (parsed) {
+    for (const auto& e : parsed->errors) {
+      if (e.row && *e.row < in_request && !located[*e.row]) {
+        located[*e.row] = one_line_excerpt("Data Manager: " + e.code + (e.message.empty() ? "" : ": " + e.message), 400);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i]) {
+      out.events[i] = held_back_outcome();
+    } else if (located[*rows[i]]) {
+      out.events[i] = dead_outcome(*located[*rows[i]]);
+    } else {
+      out.events[i] = retry_outcome("the request was refused because of another event in it (" + text +
+                                    "); sent again on its own");
+      out.events[i].resend_alone = true;
+    }
+  }
+  return out;
+}
+
+google_data_manager_provider::google_data_manager_provider(google_data_manager_destination destination)
+    : destination_(std::move(destination)) {
+  if (destination_.account_id.empty() || destination_.conversion_action_id.empty()) {
+    throw std::invalid_argument("google_data_manager_provider: account_id and conversion_action_id are required");
+  }
+  destination_.batch_size = std::clamp<std::size_t>(destination_.batch_size, 1, google_data_manager_max_batch);
+}
+
+std::optional<std::string> google_data_manager_provider::validate(const outbound_event& event,
+                                                                  system_clock::time_point /*now*/) const {
+  auto read = read_google_event(event, "google_data_manager", destination_.default_phone_country_code);
+  if (const auto* error = std::get_if<std::string>(&read)) return *error;
+  const auto& e = std::get<google_event>(read);
+  if (!e.has_click_id() && !e.has_user_identifiers()) {
+    return std::string{
+        "gclid: a Data Manager conversion needs gclid, gbraid or wbraid, or an email or phone that can be hashed"};
+  }
+  if (e.value && (!std::isfinite(*e.value) || *e.value < 0)) return std::string{"value: must not be negative"};
+  if (event.idempotency_key.empty() || event.idempotency_key.size() > 100) {
+    return std::string{"idempotency key: must be 1 to 100 characters (it is the transactionId)"};
+  }
+  return std::nullopt;
+}
+
+http_request google_data_manager_provider::build_request(std::span<const outbound_event> events,
+                                                         system_clock::time_point /*now*/) const {
+  if (events.empty() || events.size() > destination_.batch_size) {
+    throw std::logic_error("google_data_manager_provider::build_request: batch size out of range");
+  }
+  std::vector<json> all;
+  all.reserve(events.size());
+  for (const auto& event : events) {
+    auto read = read_google_event(event, "google_data_manager", destination_.default_phone_country_code);
+    if (const auto* error = std::get_if<std::string>(&read)) {
+      throw std::logic_error("google_data_manager_provider::build_request: event was not validated: " + *error);
+    }
+    all.push_back(data_manager_event(std::get<google_event>(read), event));
+  }
+  const auto rows = data_manager_request_rows(all);
+  json sent = json::array();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i]) sent.push_back(std::move(all[i]));
+  }
+  json body{{"destinations", json::array({destination_.destination_json()})},
+            {"events", std::move(sent)},
+            {"encoding", "HEX"}};
+  if (destination_.validate_only) body["validateOnly"] = true;
+
+  http_request request;
+  request.method = "POST";
+  request.url = destination_.url();
+  request.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  request.headers.emplace_back("content-type", "application/json");
+  static constexpr std::array<std::string_view, 2> own{"content-type", "authorization"};
+  for (const auto& [name, value] : destination_.extra_headers) {
+    if (std::none_of(own.begin(), own.end(), [&](std::string_view o) { return iequals(o, name); })) {
+      request.headers.emplace_back(name, value);
+    }
+  }
+  return request;
+}
+
+batch_outcome google_data_manager_provider::classify(std::span<const outbound_event> events,
+                                                     const http_result& result) const {
+  std::vector<json> all;
+  all.reserve(events.size());
+  for (const auto& event : events) all.push_back(json{{"transactionId", event.idempotency_key}});
+  return classify_data_manager_result(data_manager_request_rows(all), result, system_clock::now());
+}
+
+std::vector<std::pair<std::string, std::string>> validate_google_data_manager_settings(
+    const std::map<std::string, std::string>& settings) {
+  using namespace google_settings;
+  problem_list problems;
+  const auto account = setting(settings, "account_id");
+  if (trim(account).empty()) {
+    problems.emplace_back("account_id", "is required (the Google Ads conversion account, 10 digits, dashes allowed)");
+  } else if (!customer_id(account)) {
+    problems.emplace_back("account_id", "must be a 10-digit Google Ads customer id such as 123-456-7890 (got \"" +
+                                            one_line_excerpt(account, 40) + "\")");
+  }
+  const auto action = trim(setting(settings, "conversion_action_id"));
+  if (action.empty()) {
+    problems.emplace_back("conversion_action_id", "is required (the id of an UPLOAD_CLICKS conversion action)");
+  } else if (!is_digits(action) || action.size() > 20) {
+    problems.emplace_back("conversion_action_id",
+                          "must be the numeric conversion action id (got \"" + one_line_excerpt(action, 40) + "\")");
+  }
+  if (const auto login = setting(settings, "login_account_id"); !trim(login).empty() && !customer_id(login)) {
+    problems.emplace_back("login_account_id", "must be a 10-digit manager account id such as 123-456-7890 (got \"" +
+                                                  one_line_excerpt(login, 40) + "\")");
+  }
+  if (const auto url = setting(settings, "base_url"); !url.empty() && !base_url(url)) {
+    problems.emplace_back("base_url", "must be an https:// (or http://) URL with a host and no query");
+  }
+  check_common(settings, google_data_manager_max_batch, problems);
+  return problems;
+}
+
+google_data_manager_destination make_google_data_manager_destination(const std::map<std::string, std::string>& settings,
+                                                                     header_list extra_headers) {
+  using namespace google_settings;
+  if (!validate_google_data_manager_settings(settings).empty()) {
+    throw std::invalid_argument("google_data_manager settings are not valid (run `dispatcher config`)");
+  }
+  google_data_manager_destination d;
+  if (const auto url = setting(settings, "base_url"); !url.empty()) d.base_url = *base_url(url);
+  d.account_id = *customer_id(setting(settings, "account_id"));
+  d.conversion_action_id = std::string{trim(setting(settings, "conversion_action_id"))};
+  if (const auto login = setting(settings, "login_account_id"); !trim(login).empty()) {
+    d.login_account_id = *customer_id(login);
+  }
+  d.oauth = oauth_from(settings);
+  if (const auto v = setting(settings, "validate_only"); !v.empty()) d.validate_only = *parse_bool(v);
+  if (const auto v = trim(setting(settings, "batch_size")); !v.empty()) d.batch_size = std::stoul(std::string{v});
+  auto code = trim(setting(settings, "default_phone_country_code"));
+  if (!code.empty() && code.front() == '+') code.remove_prefix(1);
+  d.default_phone_country_code = std::string{code};
+  d.extra_headers = std::move(extra_headers);
+  return d;
+}
+
+}  // namespace outbox::providers

@@ -1,0 +1,357 @@
+#include "tests/support/dispatcher_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+#include "tests/support/engine_harness.hpp"
+
+#ifndef OUTBOX_DISPATCHER_EXE
+#error "OUTBOX_DISPATCHER_EXE must name the dispatcher executable"
+#endif
+
+namespace outbox::test {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+[[noreturn]] void throw_errno(const std::string& what) { throw std::system_error(errno, std::generic_category(), what); }
+
+std::filesystem::path make_temp_dir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "outbox-e2e.XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) throw_errno("mkdtemp");
+  return pattern;
+}
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  const long fd = ::syscall(SYS_pidfd_open, pid, 0);
+  return fd < 0 ? -1 : static_cast<int>(fd);
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+// In the forked child: closes every descriptor above 2 except `keep`, so the
+// dispatcher does not inherit the test's sockets (the HTTPS server's accepted
+// connections would otherwise stay open after the server closes them).
+void close_inherited_fds(int keep) {
+#ifdef SYS_close_range
+  const bool below = keep == 3 || ::syscall(SYS_close_range, 3U, static_cast<unsigned>(keep - 1), 0U) == 0;
+  if (below && ::syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0U, 0U) == 0) return;
+#endif
+  for (int fd = 3; fd < 65536; ++fd) {
+    if (fd != keep) (void)::close(fd);
+  }
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::size_t occurrences(std::string_view haystack, std::string_view needle) {
+  if (needle.empty()) return 0;
+  std::size_t n = 0;
+  for (auto at = haystack.find(needle); at != std::string_view::npos; at = haystack.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
+std::string tail_lines(const std::string& text, std::size_t lines) {
+  std::size_t start = text.size();
+  for (std::size_t seen = 0; start > 0 && seen <= lines;) {
+    --start;
+    if (text[start] == '\n') ++seen;
+  }
+  if (start > 0) return "[...]\n" + text.substr(start + 1);
+  return text;
+}
+
+}  // namespace
+
+environment child_environment(const environment& overrides) {
+  environment env = process_environment();
+  std::erase_if(env, [](const auto& kv) { return kv.first.starts_with("OUTBOX_") || kv.first == "DATABASE_URL"; });
+  for (const auto& [k, v] : overrides) env[k] = v;
+  return env;
+}
+
+dispatcher_process::dispatcher_process(std::vector<std::string> args, const environment& overrides, std::string name)
+    : name_(std::move(name)), args_(std::move(args)) {
+  dir_ = make_temp_dir();
+  log_path_ = dir_ / (name_ + ".log");
+
+  // Everything the child needs is built before fork(): after it, only
+  // async-signal-safe calls (the test process has other threads).
+  const std::string exe = OUTBOX_DISPATCHER_EXE;
+  std::vector<std::string> argv_text{exe};
+  argv_text.insert(argv_text.end(), args_.begin(), args_.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_text;
+  for (const auto& [k, v] : child_environment(overrides)) env_text.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  const int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+  if (log_fd < 0) throw_errno("open " + log_path_.string());
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int report[2];  // the child writes errno here when exec fails; closed by a successful exec
+  if (null_fd < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
+    const int saved = errno;
+    ::close(log_fd);
+    if (null_fd >= 0) ::close(null_fd);
+    errno = saved;
+    throw_errno("pipe2");
+  }
+  const pid_t parent = ::getpid();
+
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Die with the test program, even if it crashes before reaping us.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    ::dup2(null_fd, 0);
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    close_inherited_fds(report[1]);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(exe.c_str(), argv.data(), envp.data());
+    const int err = errno;
+    (void)!::write(report[1], &err, sizeof err);
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
+  ::close(log_fd);
+  ::close(null_fd);
+  ::close(report[1]);
+  if (pid < 0) {
+    ::close(report[0]);
+    errno = fork_errno;
+    throw_errno("fork");
+  }
+  pid_ = pid;
+  int exec_errno = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(report[0], &exec_errno, sizeof exec_errno);
+  } while (got < 0 && errno == EINTR);
+  ::close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    std::filesystem::remove_all(dir_);
+    errno = exec_errno;
+    throw_errno("exec " + exe);
+  }
+  pidfd_ = open_pidfd(pid_);
+}
+
+dispatcher_process::~dispatcher_process() {
+  if (pid_ > 0 && !status_) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (pidfd_ >= 0) ::close(pidfd_);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
+}
+
+void dispatcher_process::reap(int wait_status) {
+  if (WIFEXITED(wait_status)) {
+    status_ = WEXITSTATUS(wait_status);
+  } else if (WIFSIGNALED(wait_status)) {
+    status_ = 128 + WTERMSIG(wait_status);
+  } else {
+    status_ = 255;
+  }
+  exited_at_ = steady::now();
+}
+
+void dispatcher_process::signal(int signo) {
+  if (pid_ > 0 && !status_) ::kill(pid_, signo);
+}
+
+void dispatcher_process::kill() { signal(SIGKILL); }
+
+std::optional<int> dispatcher_process::wait_exit(std::chrono::milliseconds timeout) {
+  if (status_ || pid_ <= 0) return status_;
+  const auto deadline = steady::now() + timeout;
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      reap(status);
+      return status_;
+    }
+    if (r < 0 && errno != EINTR) throw_errno("waitpid");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
+    if (left <= std::chrono::milliseconds::zero()) return std::nullopt;
+    if (pidfd_ >= 0) {
+      pollfd p{pidfd_, POLLIN, 0};
+      (void)::poll(&p, 1, static_cast<int>(std::min<long long>(left.count() + 1, 60000)));
+    } else {
+      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(5)));  // no pidfd: old kernel
+    }
+  }
+}
+
+bool dispatcher_process::running() { return !wait_exit(std::chrono::milliseconds(0)).has_value(); }
+
+std::string dispatcher_process::logs() const { return read_file(log_path_); }
+
+std::string dispatcher_process::describe(std::size_t lines) const {
+  std::ostringstream out;
+  out << "---- " << name_ << " (pid " << pid_ << "): dispatcher";
+  for (const auto& a : args_) out << ' ' << a;
+  if (status_) out << " [exit status " << *status_ << "]";
+  out << " ----\n" << tail_lines(logs(), lines);
+  return out.str();
+}
+
+std::size_t dispatcher_process::count_in_logs(std::string_view text) const { return occurrences(logs(), text); }
+
+bool dispatcher_process::wait_for_log(std::string_view text, std::chrono::milliseconds timeout,
+                                      std::size_t times) const {
+  return eventually([&] { return count_in_logs(text) >= times; }, timeout);
+}
+
+cli_result run_cli(std::vector<std::string> args, const environment& overrides, std::chrono::milliseconds timeout) {
+  dispatcher_process p(std::move(args), overrides, "cli");
+  cli_result r;
+  if (const auto status = p.wait_exit(timeout)) {
+    r.exit_code = *status;
+  } else {
+    p.kill();
+    (void)p.wait_exit(std::chrono::seconds(5));
+  }
+  r.output = p.logs();
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+
+namespace {
+
+// Whether an assertion of the running test case (or subcase pass) failed, so
+// the fixture can dump the processes' output only when it helps. A listener,
+// because doctest has no public "has the current test failed" query.
+std::atomic<bool> current_test_failed{false};
+
+struct failure_listener : doctest::IReporter {
+  explicit failure_listener(const doctest::ContextOptions&) {}
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+  void test_case_start(const doctest::TestCaseData&) override { current_test_failed = false; }
+  void test_case_reenter(const doctest::TestCaseData&) override { current_test_failed = false; }
+  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
+  void test_case_exception(const doctest::TestCaseException&) override {}
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+  void log_assert(const doctest::AssertData& ad) override {
+    if (ad.m_failed) current_test_failed = true;
+  }
+  void log_message(const doctest::MessageData&) override {}
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+};
+
+REGISTER_LISTENER("outbox_e2e_failures", 1, failure_listener);
+
+test_server_options server_options(const test_pki& pki) {
+  test_server_options o;
+  o.certificate = pki.trusted.issue();
+  return o;
+}
+
+}  // namespace
+
+e2e_fixture::e2e_fixture() : server(server_options(pki)) {
+  env = base_environment(db, server, pki.trusted);
+  // The children inherit the libpq environment; settings only here.
+  for (const char* name : {"PGHOST", "PGPORT", "PGUSER"}) env.erase(name);
+  env["OUTBOX_LOG_LEVEL"] = "info";  // debug logs every delivered row: too much for thousands
+}
+
+e2e_fixture::~e2e_fixture() {
+  // No INFO here: during unwinding doctest would print it as context.
+  const std::string s = secret();
+  std::string leaked_by;
+  for (const auto& p : processes_) {
+    if (p->logs().find(s) != std::string::npos) leaked_by += p->name() + " ";
+  }
+  for (const auto& out : outputs_) {
+    if (out.find(s) != std::string::npos) leaked_by += "cli ";
+  }
+  CHECK_EQ(leaked_by, "");  // names of the processes that printed the destination secret
+  if ((current_test_failed || std::uncaught_exceptions() > 0) && !processes_.empty()) {
+    MESSAGE("output of the dispatcher processes of this test:\n" << diagnostics());
+  }
+  processes_.clear();  // kill the dispatchers before the database and the server go
+}
+
+dispatcher_process& e2e_fixture::spawn(std::vector<std::string> args, const environment& extra,
+                                       const std::string& name) {
+  environment all = env;
+  for (const auto& [k, v] : extra) all[k] = v;
+  processes_.push_back(std::make_unique<dispatcher_process>(std::move(args), all, name));
+  return *processes_.back();
+}
+
+dispatcher_process& e2e_fixture::start_dispatcher(const environment& extra, const std::string& name) {
+  return spawn({"run"}, extra, name);
+}
+
+cli_result e2e_fixture::cli(std::vector<std::string> args, const environment& extra,
+                            std::chrono::milliseconds timeout) {
+  environment all = env;
+  for (const auto& [k, v] : extra) all[k] = v;
+  auto r = run_cli(std::move(args), all, timeout);
+  outputs_.push_back(r.output);
+  return r;
+}
+
+std::string e2e_fixture::secret() const { return env.at("OUTBOX_DEST__WEBHOOK__DEFAULT__SECRET"); }
+
+std::string e2e_fixture::diagnostics() const {
+  std::string out;
+  for (const auto& p : processes_) out += p->describe() + "\n";
+  return out;
+}
+
+std::int64_t e2e_fixture::enqueue(std::int64_t lead, const std::string& event, const std::string& payload,
+                                  const std::string& provider) {
+  db.query("SELECT enqueue_event_delivery($1, $2, $3, $4::jsonb)", {std::to_string(lead), provider, event, payload});
+  return db.scalar("SELECT id FROM event_delivery WHERE lead_project_id = $1 AND provider = $2 AND event_name = $3",
+                   {std::to_string(lead), provider, event});
+}
+
+long long e2e_fixture::count(const std::string& where) const {
+  return db.scalar("SELECT count(*) FROM event_delivery WHERE " + where);
+}
+
+}  // namespace outbox::test
