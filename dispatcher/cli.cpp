@@ -1,4 +1,5 @@
 #include "dispatcher/cli.hpp"
+#include "dispatcher/config.hpp"
 
 #include <unistd.h>
 
@@ -43,6 +44,12 @@ void print_usage(std::ostream& out) {
 }  // namespace
 
 std::string database_conninfo() {
+  // The same source `run` uses (environment, then OUTBOX_CONFIG_FILE). On-call
+  // commands must work even when some unrelated setting is invalid, so fall back.
+  try {
+    return load_config(process_environment()).database_url;
+  } catch (const config_error&) {
+  }
   const char* url = std::getenv("DATABASE_URL");
   return url ? url : "";
 }

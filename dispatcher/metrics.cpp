@@ -11,6 +11,13 @@ std::string number(double v) {
   return buf;
 }
 
+// Bucket bounds as written by hand (0.005, not 0.0050000000000000001).
+std::string bound(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 void header(std::string& out, const char* name, const char* type, const char* help) {
   out += "# HELP ";
   out += name;
@@ -61,7 +68,7 @@ void histogram::observe(double seconds) {
 void histogram::render(std::string& out, const std::string& name, const std::string& labels) const {
   const std::string sep = labels.empty() ? "" : ",";
   for (std::size_t i = 0; i < bounds.size(); ++i) {
-    sample(out, name + "_bucket", labels + sep + "le=\"" + number(bounds[i]) + "\"", static_cast<double>(counts_[i]));
+    sample(out, name + "_bucket", labels + sep + "le=\"" + bound(bounds[i]) + "\"", static_cast<double>(counts_[i]));
   }
   sample(out, name + "_bucket", labels + sep + "le=\"+Inf\"", static_cast<double>(count_));
   sample(out, name + "_sum", labels, sum_);
