@@ -305,7 +305,11 @@ TEST_CASE("malformed and unknown destination settings") {
   CHECK(any_starts_with(problems, "OUTBOX_DEST__WEBHOOK____URL: malformed destination setting"));
   CHECK(any_starts_with(problems, "OUTBOX_DEST__WEBHOOK__A__HEADER: malformed destination setting"));
   CHECK(any_starts_with(problems, "OUTBOX_DEST__WEBHOOK__B__URLL: unknown setting \"urll\" for a webhook destination"));
-  CHECK(any_starts_with(problems, "OUTBOX_DEST__FACEBOOK__C__URL: unknown provider \"facebook\" (known: webhook)"));
+  // The known list grows with each provider; it must name them, webhook included.
+  CHECK(any_starts_with(problems, "OUTBOX_DEST__FACEBOOK__C__URL: unknown provider \"facebook\" (known: "));
+  CHECK(std::any_of(problems.begin(), problems.end(), [](const std::string& p) {
+    return p.find("facebook") != std::string::npos && p.find("webhook") != std::string::npos;
+  }));
 }
 
 TEST_CASE("a destination without a url names the variable to set") {
