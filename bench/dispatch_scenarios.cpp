@@ -120,16 +120,42 @@ struct window {
 
   void begin() {
     d0 = sample_process(dispatcher_).cpu_seconds;
+    cluster_.mark();
     pg0 = cluster_.seconds();
     self0 = self_cpu_seconds();
     m0 = machine_cpu::now();
     t0 = steady::now();
   }
-  void end() {
+  // `conn` names the PostgreSQL processes by what they did last (pg_stat_activity).
+  void end(pg& conn) {
     const auto s = sample_process(dispatcher_);
     d1 = s.cpu_seconds;
     hwm = s.hwm_mb;
     pg1 = cluster_.seconds();
+    const auto per_pid = cluster_.since_mark();
+    std::map<pid_t, std::string> role;
+    const auto r = conn.exec("SELECT pid, backend_type, coalesce(query, '') FROM pg_stat_activity");
+    for (int i = 0; i < PQntuples(r.get()); ++i) {
+      const auto pid = static_cast<pid_t>(std::stol(value(r, i, 0)));
+      const std::string type = value(r, i, 1), query = value(r, i, 2);
+      std::string name = type;
+      if (pid == conn.backend_pid()) name = "bench connection (inserts, polling)";
+      else if (type != "client backend") name = type;
+      else if (query.starts_with("LISTEN") || query == "SELECT 1") name = "dispatcher listener";
+      else if (query.find("WITH expired AS") != std::string::npos || query.find("least(") != std::string::npos)
+        name = "dispatcher claim";
+      else if (query.find("WITH s AS") != std::string::npos) name = "dispatcher settle";
+      else if (query.find("enqueue_event_delivery") != std::string::npos) name = "producers (enqueue)";
+      else if (query.find("lease_expires_at") != std::string::npos) name = "dispatcher maintenance";
+      else name = "other client backend";
+      role[pid] = name;
+    }
+    by_role = json::object();
+    for (const auto& [pid, cpu] : per_pid) {
+      const auto it = role.find(pid);
+      const std::string name = it == role.end() ? "exited (autovacuum workers, ...)" : it->second;
+      by_role[name] = (by_role.contains(name) ? by_role[name].get<double>() : 0.0) + cpu;
+    }
     self1 = self_cpu_seconds();
     m1 = machine_cpu::now();
     t1 = steady::now();
@@ -142,6 +168,7 @@ struct window {
             {"dispatcher_cores", wall > 0 ? (d1 - d0) / wall : 0.0},
             {"postgres_cpu_seconds", pg1 - pg0},
             {"postgres_cores", wall > 0 ? (pg1 - pg0) / wall : 0.0},
+            {"postgres_cpu_seconds_by_process", by_role},
             {"bench_process_cpu_seconds", self1 - self0},
             {"machine_busy_cores", wall > 0 ? (m1.busy - m0.busy) / wall : 0.0},
             {"machine_cores", static_cast<double>(std::thread::hardware_concurrency())}};
@@ -150,6 +177,7 @@ struct window {
   pid_t dispatcher_;
   cluster_cpu& cluster_;
   double d0 = 0, d1 = 0, pg0 = 0, pg1 = 0, self0 = 0, self1 = 0, hwm = 0;
+  json by_role = json::object();
   machine_cpu m0, m1;
   steady::time_point t0, t1;
 };
@@ -257,7 +285,7 @@ json run_throughput(const options& o, bool drain) {
     if (steady::now() > deadline + 30s) s.failed("rows still pending or sending long after every request arrived");
     std::this_thread::sleep_for(1ms);
   }
-  w->end();
+  w->end(conn);
   const auto t_sent = w->t1;
 
   const auto hits = s.sink().hits();
@@ -358,7 +386,7 @@ json run_latency(const options& o) {
   const auto t_produced = steady::now();
   const auto deadline = t_produced + 15s;
   while (s.sink().count() < total && steady::now() < deadline) std::this_thread::sleep_for(1ms);
-  w.end();
+  w.end(conn);
 
   const auto hits = s.sink().hits();
   std::unordered_map<std::string, steady::time_point> first_arrival;

@@ -252,6 +252,23 @@ void cluster_cpu::refresh() {
   for (const auto& [pid, cpu] : now) seen_[pid] = cpu;
 }
 
+void cluster_cpu::mark() {
+  refresh();
+  const std::lock_guard lock{mutex_};
+  base_ = seen_;
+}
+
+std::map<pid_t, double> cluster_cpu::since_mark() {
+  refresh();
+  const std::lock_guard lock{mutex_};
+  std::map<pid_t, double> out;
+  for (const auto& [pid, cpu] : seen_) {
+    const auto it = base_.find(pid);
+    out[pid] = cpu - (it == base_.end() ? 0.0 : it->second);
+  }
+  return out;
+}
+
 double cluster_cpu::seconds() {
   refresh();
   const std::lock_guard lock{mutex_};

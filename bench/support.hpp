@@ -147,11 +147,15 @@ class cluster_cpu {
   explicit cluster_cpu(pid_t any_backend);
   void refresh();
   [[nodiscard]] double seconds();  // refreshes first
+  // Per process: CPU seconds since mark() (processes born later count from 0).
+  void mark();
+  [[nodiscard]] std::map<pid_t, double> since_mark();
 
  private:
   pid_t postmaster_ = -1;
   std::mutex mutex_;
   std::map<pid_t, double> seen_;
+  std::map<pid_t, double> base_;
 };
 
 // Machine-wide busy and total CPU time from /proc/stat, in seconds.

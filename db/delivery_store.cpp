@@ -79,7 +79,8 @@ WHERE d.id = s.id AND d.lease_token = s.token AND d.state = 'sending')sql";
 
 constexpr const char* sweep_dry_run_sql = R"sql(
 SELECT id, provider, destination, lease_owner, attempts,
-       CASE WHEN attempts >= $3 THEN 'dead' ELSE 'pending' END,
+       CASE WHEN attempts >= $3 THEN 'dead'
+            WHEN provider || '/' || destination = ANY($4::text[]) THEN 'held' ELSE 'pending' END,
        extract(epoch FROM now() - lease_expires_at)::float8
 FROM event_delivery
 WHERE state = 'sending' AND lease_expires_at <= now() - $2::int * interval '1 second'
@@ -96,7 +97,8 @@ WITH expired AS (
     FOR UPDATE SKIP LOCKED),
 upd AS (
     UPDATE event_delivery d SET
-        state = CASE WHEN d.attempts >= $3 THEN 'dead' ELSE 'pending' END,
+        state = CASE WHEN d.attempts >= $3 THEN 'dead'
+                     WHEN d.provider || '/' || d.destination = ANY($4::text[]) THEN 'held' ELSE 'pending' END,
         next_attempt_at = now(),
         last_error = CASE WHEN d.attempts >= $3
             THEN format('lease of %s expired on attempt %s and no attempts are left', e.lease_owner, d.attempts)
@@ -216,7 +218,8 @@ asio::awaitable<std::int64_t> async_release(connection& conn, std::span<const st
 }
 
 asio::awaitable<std::vector<swept_row>> async_sweep(connection& conn, const sweep_request& req) {
-  params args{req.provider, std::to_string(req.older_than.count()), std::to_string(req.max_attempts)};
+  params args{req.provider, std::to_string(req.older_than.count()), std::to_string(req.max_attempts),
+              text_array(req.hold_destinations)};
   const auto r =
       co_await conn.async_query(req.dry_run ? sweep_dry_run_sql : sweep_sql, std::move(args), statement_timeout);
   co_return swept_rows(r);

@@ -62,6 +62,9 @@ struct sweep_request {
   std::optional<std::string> provider;
   std::chrono::seconds older_than{0};  // lease expired at least this long ago
   int max_attempts = 12;               // rows at or past it become dead instead of pending
+  // "provider/destination" keys whose expired rows go to `held` instead of pending
+  // (destinations that must not resend after an uncertain attempt).
+  std::vector<std::string> hold_destinations;
 };
 
 struct swept_row {

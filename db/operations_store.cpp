@@ -13,7 +13,9 @@ SELECT json_build_object(
   'by_state', (SELECT coalesce(json_object_agg(state, n), '{}') FROM (
       SELECT state, count(*) AS n FROM event_delivery WHERE state IN ('pending', 'sending', 'dead', 'held')
       GROUP BY state) s),
-  'sent_estimate', (SELECT greatest(reltuples::bigint, 0) FROM pg_class WHERE oid = 'event_delivery'::regclass),
+  'sent_estimate', (SELECT greatest(reltuples::bigint - (SELECT count(*) FROM event_delivery
+                                                        WHERE state IN ('pending', 'sending', 'dead', 'held')), 0)
+                    FROM pg_class WHERE oid = 'event_delivery'::regclass),
   'by_destination', (SELECT coalesce(json_agg(d ORDER BY d.provider, d.destination), '[]') FROM (
       SELECT provider, destination,
              count(*) FILTER (WHERE state = 'pending') AS pending,

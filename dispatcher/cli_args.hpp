@@ -25,8 +25,7 @@ class arg_reader {
   [[nodiscard]] std::optional<std::string> option(std::string_view name) {
     if (done() || args_[i_] != name) return std::nullopt;
     if (i_ + 1 >= args_.size()) {
-      missing_value_ = true;
-      ++i_;
+      missing_value_ = true;  // left unconsumed: the caller reports it as incomplete
       return std::nullopt;
     }
     i_ += 2;

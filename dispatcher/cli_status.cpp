@@ -40,8 +40,9 @@ void print_text(const nlohmann::json& s) {
               << "dead" << std::setw(8) << "held" << "\n";
     for (const auto& d : s["by_destination"]) {
       std::cout << std::left << std::setw(14) << d["provider"].get<std::string>() << std::setw(16)
-                << d["destination"].get<std::string>() << std::right << std::setw(9) << d["pending"] << std::setw(8)
-                << d["due"] << std::setw(9) << d["sending"] << std::setw(8) << d["dead"] << std::setw(8) << d["held"]
+                << d["destination"].get<std::string>() << std::right << std::setw(9) << count(d, "pending") << std::setw(8)
+                << count(d, "due") << std::setw(9) << count(d, "sending") << std::setw(8) << count(d, "dead")
+                << std::setw(8) << count(d, "held")
                 << "\n";
     }
   }

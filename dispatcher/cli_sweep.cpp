@@ -11,6 +11,7 @@
 #include "db/delivery_store.hpp"
 #include "dispatcher/cli.hpp"
 #include "dispatcher/config.hpp"
+#include "dispatcher/destinations.hpp"
 #include "dispatcher/duration_arg.hpp"
 
 namespace outbox::cli {
@@ -20,7 +21,8 @@ constexpr const char* help = R"(usage: dispatcher sweep [--dry-run] [--provider 
 
 Resets rows whose lease expired (their dispatcher died or hung) so they are
 sent again with the same idempotency key. Rows that used all their attempts
-(OUTBOX_MAX_ATTEMPTS) become dead instead. Running dispatchers do this on a
+(OUTBOX_MAX_ATTEMPTS) become dead instead, and rows of destinations configured
+to hold uncertain attempts (Meta on_expired_lease=hold) become held. Running dispatchers do this on a
 timer too; this command does it now. Rows with a live lease are never touched.
 
   --dry-run              list what would be reset; change nothing
@@ -66,6 +68,9 @@ int sweep_command(std::span<const std::string> args) {
     return exit_usage;
   }
   req.max_attempts = cfg.backoff.max_attempts;
+  for (const auto& d : cfg.destinations) {
+    if (make_provider(d)->hold_reclaimed()) req.hold_destinations.push_back(d.provider + "/" + d.name);
+  }
 
   boost::asio::io_context io;
   auto work = [&]() -> boost::asio::awaitable<std::vector<db::swept_row>> {

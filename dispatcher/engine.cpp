@@ -25,7 +25,7 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t max_settle_batch = 1000;
 constexpr auto destination_pause = 60s;  // after a 401/403: probe again after this
 constexpr auto operator_pause_recheck = 300s;
-constexpr std::size_t max_backlog_per_destination = 256;  // batches waiting for a concurrency slot
+constexpr std::size_t backlog_per_slot = 4;  // batches that may wait per concurrency slot of a destination
 constexpr auto backlog_retry = 2000ms;
 constexpr int circuit_threshold = 5;  // consecutive transport failures or 5xx/429 that open the circuit
 constexpr auto circuit_open_for = 30s;  // rows of an on-call pause wait this long (resume makes them due)
@@ -126,6 +126,13 @@ void engine::on_listener_event(const db::listener_event& e) {
   switch (e.type) {
     case db::listener_event::kind::notification:
       ++metrics_.notifications;
+      if (any_operator_pause_) {
+        // Maybe `dispatcher resume`: re-read pauses first, or the claim would put
+        // the just-released rows back for another pause period. The reload wakes us.
+        pause_reload_requested_ = true;
+        maintenance_timer_.cancel();
+        break;
+      }
       wake();
       break;
     case db::listener_event::kind::listening:
@@ -198,6 +205,7 @@ asio::awaitable<void> engine::async_run() {
   });
   asio::co_spawn(ex_, async_maintenance_loop(), track("maintenance"));
 
+  co_await async_load_pauses();  // before the first claim, so a paused destination gets nothing
   co_await async_claim_loop();
 
   // Graceful drain: let requests in flight finish within the grace period.
@@ -237,6 +245,18 @@ asio::awaitable<void> engine::async_run() {
                                    {"dead", metrics_.total("dead") + metrics_.total("rejected")},
                                    {"lease_lost", metrics_.lease_lost},
                                    {"left_in_flight", in_flight_.size()}});
+}
+
+asio::awaitable<void> engine::async_load_pauses() {
+  const bool connected = co_await async_ensure(maintenance_conn_, "maintenance");
+  if (!connected) co_return;  // the maintenance loop retries
+  std::string failure;
+  try {
+    apply_operator_pauses(co_await db::async_list_pauses(*maintenance_conn_));
+  } catch (const db::error& e) {
+    failure = e.what();
+  }
+  if (!failure.empty()) log_.warn("could not read paused destinations; retrying later", {{"error", failure}});
 }
 
 asio::awaitable<void> engine::async_claim_loop() {
@@ -338,7 +358,7 @@ void engine::dispatch(std::vector<db::claimed_row> rows) {
     groups[dest].push_back(std::move(event));
   }
   for (auto& [dest, events] : groups) {
-    if (!dest->paused(now) && dest->limiter.waiting() >= max_backlog_per_destination) {
+    if (!dest->paused(now) && dest->limiter.waiting() >= backlog_per_slot * dest->limiter.limit()) {
       // A slow destination must not hold the whole in-flight budget: give its rows back for a moment.
       put_back(events, backlog_retry, "deferred", "destination busy: too many requests waiting");
       continue;
@@ -391,8 +411,10 @@ asio::awaitable<void> engine::async_send_batch(destination& dest, std::vector<pr
   auto& verdict = ex.verdict;
   note_health(dest, ex, now);
   if (verdict.pause_destination) {
-    dest.paused_until = now + destination_pause;
-    dest.pause_reason = *verdict.pause_destination;
+    if (!dest.operator_paused) {  // never shorten an on-call pause
+      dest.paused_until = now + destination_pause;
+      dest.pause_reason = *verdict.pause_destination;
+    }
     log_.error("destination paused after a destination-wide failure",
                {{"provider", dest.provider_kind},
                 {"destination", dest.name},
@@ -423,7 +445,18 @@ asio::awaitable<engine::exchange> engine::async_exchange(destination& dest,
   exchange ex;
   // One retry after refreshing a token the API refused (401): tokens can be revoked early.
   for (int round = 0; round < 2; ++round) {
-    auto request = dest.provider->build_request(events, sys_clock::now());
+    providers::http_request request;
+    std::string build_error;
+    try {
+      request = dest.provider->build_request(events, sys_clock::now());
+    } catch (const std::exception& e) {
+      build_error = std::string("could not build the request: ") + e.what();
+    }
+    if (!build_error.empty()) {
+      ex.facts.started_at = sys_clock::now();
+      ex.verdict.events.assign(events.size(), providers::event_outcome{providers::outcome_kind::dead, build_error, {}});
+      co_return ex;
+    }
     if (dest.tokens) {
       const auto token = co_await dest.tokens->async_token(http_);
       if (!token.ok()) {
@@ -453,7 +486,16 @@ asio::awaitable<engine::exchange> engine::async_exchange(destination& dest,
       ex.facts.http_status.reset();
       ex.facts.response_excerpt = std::string(providers::to_string(result.error)) + ": " + result.error_message;
     }
-    ex.verdict = dest.provider->classify(events, result);
+    try {
+      ex.verdict = dest.provider->classify(events, result);
+    } catch (const std::exception& e) {
+      // A hostile or malformed response must never end the send task (the limiter
+      // slot and the rows would be stuck): treat it as a transient failure.
+      ex.verdict = {};
+      ex.verdict.events.assign(events.size(),
+                               providers::event_outcome{providers::outcome_kind::retry,
+                                                        std::string("could not judge the response: ") + e.what(), {}});
+    }
     if (!ex.verdict.reauthenticate || !dest.tokens || round == 1) break;
     log_.info("access token refused; refreshing it and resending once",
               {{"provider", dest.provider_kind}, {"destination", dest.name}});
@@ -502,6 +544,7 @@ void engine::note_health(destination& dest, const exchange& ex, sys_clock::time_
 }
 
 void engine::apply_operator_pauses(const std::vector<db::destination_pause>& pauses) {
+  any_operator_pause_ = !pauses.empty();
   destinations_.for_each([&](destination& d) {
     const auto it = std::find_if(pauses.begin(), pauses.end(), [&](const db::destination_pause& p) {
       return p.provider == d.provider_kind && p.destination == d.name;
@@ -603,11 +646,14 @@ asio::awaitable<void> engine::async_maintenance_loop() {
   const auto renew_every = std::chrono::duration_cast<steady::duration>(cfg_.lease) / 3;
   auto next_sweep = steady::now() + cfg_.sweep_interval;
   while (!stopping_) {
-    maintenance_timer_.expires_after(std::min(renew_every, next_sweep - steady::now()));
-    (void)co_await maintenance_timer_.async_wait(use_tuple);
+    if (!pause_reload_requested_) {
+      maintenance_timer_.expires_after(std::min(renew_every, next_sweep - steady::now()));
+      (void)co_await maintenance_timer_.async_wait(use_tuple);
+    }
     if (stopping_) break;
     const bool connected = co_await async_ensure(maintenance_conn_, "maintenance");
     if (!connected) continue;
+    const bool reload_pauses = std::exchange(pause_reload_requested_, false);
     std::string failure;
     try {
       if (!in_flight_.empty()) {
@@ -620,10 +666,17 @@ asio::awaitable<void> engine::async_maintenance_loop() {
         const auto renewed = co_await db::async_renew(*maintenance_conn_, ids, tokens, cfg_.lease);
         log_.debug("leases renewed", {{"rows", renewed}, {"held", ids.size()}});
       }
+      if (reload_pauses && steady::now() < next_sweep) {
+        apply_operator_pauses(co_await db::async_list_pauses(*maintenance_conn_));
+        wake();
+      }
       if (steady::now() >= next_sweep) {
         next_sweep = steady::now() + cfg_.sweep_interval;
         db::sweep_request req;
         req.max_attempts = cfg_.backoff.max_attempts;
+        destinations_.for_each([&](const destination& d) {
+          if (d.provider->hold_reclaimed()) req.hold_destinations.push_back(d.provider_kind + "/" + d.name);
+        });
         const auto swept = co_await db::async_sweep(*maintenance_conn_, req);
         apply_operator_pauses(co_await db::async_list_pauses(*maintenance_conn_));
         const auto gauges = co_await db::async_queue_gauges(*maintenance_conn_);

@@ -60,6 +60,7 @@ class engine {
   };
 
   boost::asio::awaitable<void> async_claim_loop();
+  boost::asio::awaitable<void> async_load_pauses();
   boost::asio::awaitable<void> async_settle_loop();
   boost::asio::awaitable<void> async_maintenance_loop();
   // One request's worth of work: the verdict and what to log about the attempt.
@@ -112,6 +113,8 @@ class engine {
   boost::asio::steady_timer drain_timer_;
   bool wake_pending_ = false;
   bool capacity_blocked_ = false;
+  bool any_operator_pause_ = false;      // some destination is paused by on-call
+  bool pause_reload_requested_ = false;  // a NOTIFY may mean `resume`: re-read pauses now
   bool stopping_ = false;
   bool settle_stop_ = false;
   bool settle_done_ = false;

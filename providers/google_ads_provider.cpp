@@ -344,11 +344,13 @@ std::optional<std::string> base_url(std::string_view text) {
 }
 
 void check_common(const settings_map& settings, std::size_t max_batch, problem_list& problems) {
-  for (const char* key : {"client_id", "client_secret", "refresh_token"}) {
-    if (trim(setting(settings, key)).empty()) {
-      problems.emplace_back(key, "is required (OAuth2 client of the Google Cloud project, and a refresh token "
-                                 "granted to it)");
-    }
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 3> oauth_keys{{
+      {"client_id", "is required (the OAuth2 client id of the Google Cloud project)"},
+      {"client_secret", "is required (the secret of that OAuth2 client)"},
+      {"refresh_token", "is required (a refresh token the Google user granted that client, with offline access)"},
+  }};
+  for (const auto& [key, message] : oauth_keys) {
+    if (trim(setting(settings, key)).empty()) problems.emplace_back(std::string{key}, std::string{message});
   }
   if (const auto url = setting(settings, "token_url"); !url.empty() && !base_url(url)) {
     problems.emplace_back("token_url", "must be an https:// (or http://) URL with a host");

@@ -1,5 +1,7 @@
 #include "providers/oauth_token_source.hpp"
 
+#include <algorithm>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <nlohmann/json.hpp>
@@ -42,7 +44,10 @@ token_result parse_token_response(const http_result& result, std::chrono::second
   if (r.status == 200 && body.is_object() && body.contains("access_token") && body["access_token"].is_string()) {
     out.access_token = body["access_token"].get<std::string>();
     if (expires_in) {
-      *expires_in = std::chrono::seconds(body.value("expires_in", 3600));
+      // A hostile or odd token endpoint must not crash a send: numbers only, at least 1 s.
+      const auto& e = body.contains("expires_in") ? body["expires_in"] : nlohmann::json();
+      const double secs = e.is_number() ? e.get<double>() : 3600.0;
+      *expires_in = std::chrono::seconds(static_cast<long long>(std::clamp(secs, 1.0, 24.0 * 3600)));
     }
     if (out.access_token.empty()) out.error = "token endpoint returned an empty access_token";
     return out;

@@ -218,3 +218,27 @@ TEST_CASE("a 401 pauses the destination without burning the row's attempts") {
   CHECK(attempts_of(h, second) == 0);
   h.stop();
 }
+
+TEST_CASE("an on-call pause holds rows without requests; resume sends them at once") {
+  engine_harness h;
+  h.db.query("INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) "
+             "VALUES ('webhook', 'default', 'provider incident', 'oncall')");
+  h.start();
+  const auto id = h.enqueue(18, "Lead");
+  REQUIRE(eventually([&] {
+    return h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE delivery_id = $1 AND outcome = 'paused'",
+                       {std::to_string(id)}) >= 1;
+  }, 15s));
+  CHECK(h.server.request_count() == 0);
+  CHECK(attempts_of(h, id) == 0);
+  CHECK(column_of(h, id, "last_error").find("provider incident") != std::string::npos);
+
+  // The same statements `dispatcher resume` runs: delete the pause, make rows due, NOTIFY.
+  const auto resumed_at = std::chrono::steady_clock::now();
+  h.db.query("WITH gone AS (DELETE FROM outbox_destination_pause RETURNING 1) "
+             "UPDATE event_delivery SET next_attempt_at = now() WHERE state = 'pending'");
+  h.db.query("SELECT pg_notify('outbox_event_delivery', '')");
+  REQUIRE(h.wait_state(id, "sent", 20s));
+  CHECK(std::chrono::steady_clock::now() - resumed_at < 10s);  // not the 5-minute pause period
+  h.stop();
+}

@@ -73,6 +73,29 @@ https_client_options client_options() {
   return o;
 }
 
+// One caller of the token source; everything it touches outlives it (the test waits for `done`).
+boost::asio::awaitable<void> async_fetch(oauth_token_source* source, https_client* http, token_result* out, int* done) {
+  *out = co_await source->async_token(*http);
+  ++*done;
+}
+
+// Starts `n` callers at once and waits until all have their answer.
+boost::asio::awaitable<std::vector<token_result>> async_fetch_concurrently(boost::asio::any_io_executor ex,
+                                                                            oauth_token_source& source,
+                                                                            https_client& http, std::size_t n) {
+  std::vector<token_result> got(n);
+  int done = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    boost::asio::co_spawn(ex, async_fetch(&source, &http, &got[i], &done), boost::asio::detached);
+  }
+  boost::asio::steady_timer wait(ex);
+  while (done < static_cast<int>(n)) {
+    wait.expires_after(std::chrono::milliseconds(10));
+    co_await wait.async_wait(boost::asio::use_awaitable);
+  }
+  co_return got;
+}
+
 oauth_settings settings_for(const fake_google& g) {
   oauth_settings s;
   s.token_url = g.token_url();
@@ -100,6 +123,14 @@ TEST_CASE("parse_token_response: the token endpoint's answers") {
     const auto r = parse_token_response(reply(200, R"({"access_token":"t"})"), &expires);
     CHECK(r.ok());
     CHECK(expires == 3600s);
+  }
+  SUBCASE("a non-numeric or absurd expires_in never throws") {
+    CHECK(parse_token_response(reply(200, R"({"access_token":"t","expires_in":"soon"})"), &expires).ok());
+    CHECK(expires == 3600s);
+    CHECK(parse_token_response(reply(200, R"({"access_token":"t","expires_in":-5})"), &expires).ok());
+    CHECK(expires == 1s);
+    CHECK(parse_token_response(reply(200, R"({"access_token":"t","expires_in":1e30})"), &expires).ok());
+    CHECK(expires == 86400s);
   }
   SUBCASE("a null lifetime pointer is allowed") {
     CHECK(parse_token_response(reply(200, R"({"access_token":"t","expires_in":10})"), nullptr).ok());
@@ -182,23 +213,9 @@ TEST_CASE("oauth_token_source: concurrent callers share one refresh, and the tok
   const auto tokens = outbox::test::run_async([&](auto ex) -> boost::asio::awaitable<std::vector<std::string>> {
     https_client http(ex, client_options());
     oauth_token_source source(ex, settings_for(google));
-    std::vector<std::string> got(8);
-    int done = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      boost::asio::co_spawn(
-          ex,
-          [&, i]() -> boost::asio::awaitable<void> {
-            const auto t = co_await source.async_token(http);
-            got[i] = t.ok() ? t.access_token : "failed: " + t.error;
-            ++done;
-          },
-          boost::asio::detached);
-    }
-    boost::asio::steady_timer wait(ex);
-    while (done < static_cast<int>(got.size())) {
-      wait.expires_after(10ms);
-      co_await wait.async_wait(boost::asio::use_awaitable);
-    }
+    const auto results = co_await async_fetch_concurrently(ex, source, http, 8);
+    std::vector<std::string> got;
+    for (const auto& t : results) got.push_back(t.ok() ? t.access_token : "failed: " + t.error);
     CHECK(source.refreshes() == 1);
     // Cached: later calls need no request.
     const auto again = co_await source.async_token(http);
@@ -256,22 +273,8 @@ TEST_CASE("oauth_token_source: invalid_grant is permanent and reaches every wait
   outbox::test::run_async([&](auto ex) -> boost::asio::awaitable<void> {
     https_client http(ex, client_options());
     oauth_token_source source(ex, settings_for(google));
-    std::vector<token_result> got(3);
-    int done = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      boost::asio::co_spawn(
-          ex,
-          [&, i]() -> boost::asio::awaitable<void> {
-            got[i] = co_await source.async_token(http);
-            ++done;
-          },
-          boost::asio::detached);
-    }
-    boost::asio::steady_timer wait(ex);
-    while (done < static_cast<int>(got.size())) {
-      wait.expires_after(10ms);
-      co_await wait.async_wait(boost::asio::use_awaitable);
-    }
+    const auto got = co_await async_fetch_concurrently(ex, source, http, 3);
+    REQUIRE(got.size() == 3);
     for (const auto& t : got) {
       CHECK_FALSE(t.ok());
       CHECK(t.permanent);
