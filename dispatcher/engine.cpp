@@ -25,8 +25,6 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t max_settle_batch = 1000;
 constexpr auto destination_pause = 60s;  // after a 401/403: probe again after this
 constexpr auto operator_pause_recheck = 300s;
-constexpr std::size_t backlog_per_slot = 4;  // batches that may wait per concurrency slot of a destination
-constexpr auto backlog_retry = 2000ms;
 constexpr int circuit_threshold = 5;  // consecutive transport failures or 5xx/429 that open the circuit
 constexpr auto circuit_open_for = 30s;  // rows of an on-call pause wait this long (resume makes them due)
 constexpr auto db_retry_delay = 1s;
@@ -358,11 +356,6 @@ void engine::dispatch(std::vector<db::claimed_row> rows) {
     groups[dest].push_back(std::move(event));
   }
   for (auto& [dest, events] : groups) {
-    if (!dest->paused(now) && dest->limiter.waiting() >= backlog_per_slot * dest->limiter.limit()) {
-      // A slow destination must not hold the whole in-flight budget: give its rows back for a moment.
-      put_back(events, backlog_retry, "deferred", "destination busy: too many requests waiting");
-      continue;
-    }
     if (dest->paused(now)) {
       const sys_clock::duration cap = dest->operator_paused ? sys_clock::duration(operator_pause_recheck)
                                                             : sys_clock::duration(destination_pause);
