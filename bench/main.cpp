@@ -44,7 +44,7 @@ options:
   --clients N           trigger cost: pgbench clients (16)
   --pgbench-threads N   trigger cost: pgbench -j (2)
   --trigger NAME        trigger cost: the NOTIFY trigger (event_delivery_notify_insert)
-  --pgbench PATH        pgbench executable ($OUTBOX_PG_BIN/pgbench, else pgbench in PATH)
+  --pgbench PATH        pgbench executable ($PG_TEST_BIN/pgbench, else /usr/bin/pgbench)
   --dispatcher PATH     dispatcher executable (the one next to outbox_bench)
   --claim-batch N       OUTBOX_CLAIM_BATCH for the dispatcher (its default when unset)
   --max-in-flight N     OUTBOX_MAX_IN_FLIGHT (its default when unset)
@@ -116,7 +116,9 @@ options parse(int argc, char** argv) {
 #endif
   }
   if (o.pgbench.empty()) {
-    const char* bin = std::getenv("OUTBOX_PG_BIN");
+    // scripts/with_postgres.sh exports the server's bin directory as PG_TEST_BIN.
+    const char* bin = std::getenv("PG_TEST_BIN");
+    if (!bin || !*bin) bin = std::getenv("OUTBOX_PG_BIN");
     o.pgbench = bin && *bin ? std::string(bin) + "/pgbench" : "/usr/bin/pgbench";
   }
   if (o.log_dir.empty()) {

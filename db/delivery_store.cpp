@@ -133,7 +133,10 @@ std::string_view state_text(settle_state s) {
 
 std::string bool_array(const std::vector<bool>& values) {
   std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::string(values[i] ? "t" : "f");
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += values[i] ? 't' : 'f';
+  }
   return out + "}";
 }
 
