@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
@@ -32,11 +33,14 @@ constexpr subcommand subcommands[] = {
     {"pause", "stop sending to a destination (all dispatchers)", &pause_command},
     {"resume", "resume a paused destination; its waiting rows become due now", &resume_command},
     {"prune", "delete (or archive) sent rows older than a retention period", &prune_command},
+    {"import-ledgers", "record the CRM's JSON sent-ledgers as sent rows; --dry-run to look first", &import_ledgers_command},
 };
 
 void print_usage(std::ostream& out) {
   out << "usage: dispatcher <command> [options]\n\ncommands:\n";
-  for (const auto& c : subcommands) out << "  " << c.name << std::string(10 - c.name.size(), ' ') << c.summary << "\n";
+  std::size_t width = 0;
+  for (const auto& c : subcommands) width = std::max(width, c.name.size());
+  for (const auto& c : subcommands) out << "  " << c.name << std::string(width + 2 - c.name.size(), ' ') << c.summary << "\n";
   out << "\nRun `dispatcher <command> --help` for a command's options.\n"
          "The database comes from DATABASE_URL, else the libpq environment (PGHOST, PGDATABASE, ...).\n";
 }

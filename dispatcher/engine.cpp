@@ -280,13 +280,11 @@ asio::awaitable<void> engine::async_claim_loop() {
     req.max_attempts = cfg_.backoff.max_attempts;
 
     std::vector<db::claimed_row> rows;
-    std::optional<std::chrono::milliseconds> next_due;
     std::string failure;
     try {
       const auto t0 = steady::now();
       rows = co_await db::async_claim(*claim_conn_, req);
       metrics_.claim_seconds.observe(std::chrono::duration<double>(steady::now() - t0).count());
-      if (static_cast<int>(rows.size()) < req.limit) next_due = co_await db::async_next_due(*claim_conn_);
     } catch (const db::error& e) {
       failure = e.what();
     }
@@ -298,8 +296,16 @@ asio::awaitable<void> engine::async_claim_loop() {
       continue;
     }
     const bool full = static_cast<int>(rows.size()) == req.limit;
+    // Requests first: the next-due query below must not delay them.
     if (!rows.empty()) dispatch(std::move(rows));
     if (full) continue;  // more may be due right now
+    std::optional<std::chrono::milliseconds> next_due;
+    try {
+      next_due = co_await db::async_next_due(*claim_conn_);
+    } catch (const db::error& e) {
+      ++metrics_.db_errors;
+      log_.warn("reading the next due time failed; polling instead", {{"error", std::string(e.what())}});
+    }
     steady::duration wait = cfg_.poll_interval;
     if (next_due && *next_due < wait) wait = *next_due + 1ms;
     co_await async_idle(wait);

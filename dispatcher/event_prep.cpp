@@ -18,6 +18,7 @@ prepared_event prepare_event(const db::claimed_row& row, std::size_t max_payload
   event.event_name = row.event_name;
   event.lead_project_id = row.lead_project_id;
   event.payload = std::move(payload);
+  event.payload_text = row.payload;
   event.attempt = row.attempts;
   return event;
 }

@@ -8,6 +8,7 @@
 #include <climits>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 namespace outbox::providers {
 namespace {
@@ -53,6 +54,57 @@ std::string hmac_sha256(std::string_view key, std::string_view data) {
   if (EVP_MAC_init(ctx.get(), bytes_of(key), key.size(), params.data()) != 1 ||
       EVP_MAC_update(ctx.get(), bytes_of(data), data.size()) != 1 ||
       EVP_MAC_final(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &out_len, out.size()) != 1 ||
+      out_len != sha256_size) {
+    throw std::runtime_error("OpenSSL: HMAC-SHA256 failed");
+  }
+  return out;
+}
+
+struct hmac_sha256_signer::state {
+  EVP_MAC_CTX* ctx = nullptr;
+};
+
+hmac_sha256_signer::hmac_sha256_signer(std::string_view key) {
+  mac_ctx_ptr ctx{EVP_MAC_CTX_new(hmac_algorithm()), &EVP_MAC_CTX_free};
+  if (!ctx) throw std::runtime_error("OpenSSL: EVP_MAC_CTX_new failed");
+  char digest_name[] = "SHA256";
+  const std::array<OSSL_PARAM, 2> params{OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
+                                         OSSL_PARAM_construct_end()};
+  if (EVP_MAC_init(ctx.get(), bytes_of(key), key.size(), params.data()) != 1) {
+    throw std::runtime_error("OpenSSL: HMAC-SHA256 key set-up failed");
+  }
+  keyed_ = new state{ctx.release()};
+}
+
+hmac_sha256_signer::~hmac_sha256_signer() {
+  if (keyed_) EVP_MAC_CTX_free(keyed_->ctx);
+  delete keyed_;
+}
+
+hmac_sha256_signer::hmac_sha256_signer(hmac_sha256_signer&& other) noexcept
+    : keyed_(std::exchange(other.keyed_, nullptr)) {}
+
+hmac_sha256_signer& hmac_sha256_signer::operator=(hmac_sha256_signer&& other) noexcept {
+  if (this != &other) {
+    if (keyed_) EVP_MAC_CTX_free(keyed_->ctx);
+    delete keyed_;
+    keyed_ = std::exchange(other.keyed_, nullptr);
+  }
+  return *this;
+}
+
+std::string hmac_sha256_signer::sign(std::initializer_list<std::string_view> parts) const {
+  if (!keyed_) throw std::logic_error("hmac_sha256_signer used after move");
+  mac_ctx_ptr ctx{EVP_MAC_CTX_dup(keyed_->ctx), &EVP_MAC_CTX_free};
+  if (!ctx) throw std::runtime_error("OpenSSL: EVP_MAC_CTX_dup failed");
+  for (const auto part : parts) {
+    if (EVP_MAC_update(ctx.get(), bytes_of(part), part.size()) != 1) {
+      throw std::runtime_error("OpenSSL: HMAC-SHA256 failed");
+    }
+  }
+  std::string out(sha256_size, '\0');
+  std::size_t out_len = 0;
+  if (EVP_MAC_final(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &out_len, out.size()) != 1 ||
       out_len != sha256_size) {
     throw std::runtime_error("OpenSSL: HMAC-SHA256 failed");
   }

@@ -24,6 +24,9 @@ struct outbound_event {
   std::string event_name;
   std::int64_t lead_project_id = 0;
   nlohmann::json payload;  // always a JSON object (the engine rejects others before this)
+  // The payload exactly as stored (PostgreSQL's canonical jsonb text) when it came
+  // from the database; providers that send it unchanged use these bytes as is.
+  std::string payload_text;
   std::int32_t attempt = 1;  // 1 for the first attempt
 };
 

@@ -48,8 +48,9 @@ std::string standard_webhooks_signature(std::string_view key, std::string_view m
 
 webhook_provider::webhook_provider(webhook_destination destination) : destination_(std::move(destination)) {
   if (!destination_.secret.empty()) {
-    signing_key_ = webhook_signing_key(destination_.secret);
-    if (!signing_key_) throw std::invalid_argument("webhook secret: text after whsec_ is not valid base64");
+    const auto key = webhook_signing_key(destination_.secret);
+    if (!key) throw std::invalid_argument("webhook secret: text after whsec_ is not valid base64");
+    signer_.emplace(*key);
   }
 }
 
@@ -64,6 +65,7 @@ std::optional<std::string> webhook_provider::validate(const outbound_event& even
   });
   if (bad_char) return "idempotency key must be printable ASCII without spaces or '.'";
   if (!event.payload.is_object()) return "payload is not a JSON object";
+  if (!event.payload_text.empty()) return std::nullopt;  // parsed from these bytes, so valid UTF-8
   try {
     (void)event.payload.dump();
   } catch (const nlohmann::json::type_error&) {
@@ -82,13 +84,16 @@ http_request webhook_provider::build_request(std::span<const outbound_event> eve
   request.method = "POST";
   request.url = destination_.url;
   // validate() rejected bad UTF-8; `replace` keeps this total without changing valid output.
-  request.body = event.payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  request.body = !event.payload_text.empty()
+                     ? event.payload_text
+                     : event.payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   request.headers.emplace_back("content-type", "application/json");
   request.headers.emplace_back("webhook-id", event.idempotency_key);
   request.headers.emplace_back("webhook-timestamp", std::to_string(timestamp));
-  if (signing_key_) {
-    request.headers.emplace_back("webhook-signature", standard_webhooks_signature(*signing_key_, event.idempotency_key,
-                                                                                  timestamp, request.body));
+  if (signer_) {
+    const std::string ts = std::to_string(timestamp);
+    request.headers.emplace_back("webhook-signature",
+                                 "v1," + base64_encode(signer_->sign({event.idempotency_key, ".", ts, ".", request.body})));
   }
   request.headers.emplace_back("idempotency-key", event.idempotency_key);
   for (const auto& [name, value] : destination_.extra_headers) {

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "providers/crypto.hpp"
 #include "providers/http_types.hpp"
 #include "providers/provider.hpp"
 
@@ -47,7 +48,8 @@ class webhook_provider final : public provider {
   [[nodiscard]] std::size_t max_batch_size() const override { return 1; }
   [[nodiscard]] std::optional<std::string> validate(const outbound_event& event,
                                                     std::chrono::system_clock::time_point now) const override;
-  // The body is payload.dump(): compact, keys sorted, so every attempt sends
+  // The body is payload_text (the row's jsonb text as PostgreSQL prints it) or,
+  // for an event built in code, payload.dump(); either way every attempt sends
   // byte-identical content. Only the timestamp and signature change per attempt.
   [[nodiscard]] http_request build_request(std::span<const outbound_event> events,
                                            std::chrono::system_clock::time_point now) const override;
@@ -56,7 +58,7 @@ class webhook_provider final : public provider {
 
  private:
   webhook_destination destination_;
-  std::optional<std::string> signing_key_;  // empty: no secret configured
+  std::optional<hmac_sha256_signer> signer_;  // empty: no secret configured
 };
 
 // Settings of a `webhook` destination, as the dispatcher configuration holds them

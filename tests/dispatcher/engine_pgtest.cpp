@@ -40,7 +40,7 @@ TEST_CASE("a NOTIFY wakes the engine long before the fallback poll") {
   CHECK(req.target == "/hook");
   CHECK(req.header("webhook-id") == column_of(h, id, "idempotency_key"));
   CHECK(req.header("webhook-signature").value_or("").starts_with("v1,"));
-  CHECK(req.body == R"({"value":1})");
+  CHECK(req.body == R"({"value": 1})");  // the row's jsonb text, byte for byte
   h.stop();
 }
 

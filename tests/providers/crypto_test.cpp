@@ -27,6 +27,21 @@ TEST_CASE("sha256 returns 32 raw bytes") {
   CHECK(hex_encode(digest) == sha256_hex("abc"));
 }
 
+TEST_CASE("hmac_sha256_signer gives the same MAC as hmac_sha256, message after message") {
+  const std::string long_key(131, '\xaa');
+  hmac_sha256_signer jefe("Jefe");
+  hmac_sha256_signer big(long_key);
+  for (int round = 0; round < 3; ++round) {  // signing must not disturb the keyed state
+    CHECK(hex_encode(jefe.sign({"what do ya want ", "for nothing?"})) ==
+          "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    CHECK(jefe.sign({"a", "", "b"}) == hmac_sha256("Jefe", "ab"));
+    CHECK(big.sign({"Test Using Larger Than Block-Size Key - Hash Key First"}) ==
+          hmac_sha256(long_key, "Test Using Larger Than Block-Size Key - Hash Key First"));
+  }
+  hmac_sha256_signer moved(std::move(jefe));
+  CHECK(moved.sign({}) == hmac_sha256("Jefe", ""));
+}
+
 TEST_CASE("hmac_sha256 matches RFC 4231") {
   // Test case 1
   CHECK(hex_encode(hmac_sha256(std::string(20, '\x0b'), "Hi There")) ==

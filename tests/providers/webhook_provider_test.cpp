@@ -103,6 +103,20 @@ TEST_CASE("build_request signs per Standard Webhooks") {
   CHECK(header(r, "webhook-signature") == std::optional<std::string>{expected});
 }
 
+TEST_CASE("a row's stored payload text is the body, byte for byte, and is what gets signed") {
+  const webhook_provider p{webhook_destination{"https://example.com/hook", std::string{vector_secret}, {}}};
+  outbound_event e = event("key-1");
+  e.payload_text = R"({"a": 1, "nested": {"b": [1, 2]}})";  // PostgreSQL's jsonb output style
+  e.payload = nlohmann::json::parse(e.payload_text);
+  CHECK_FALSE(p.validate(e, t0).has_value());
+  const http_request r = p.build_request({&e, 1}, t0);
+  CHECK(r.body == e.payload_text);
+  const auto key = base64_decode("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+  REQUIRE(key.has_value());
+  CHECK(header(r, "webhook-signature") ==
+        std::optional<std::string>{"v1," + base64_encode(hmac_sha256(*key, "key-1.1614265330." + e.payload_text))});
+}
+
 TEST_CASE("a raw (non-whsec) secret signs with its own bytes") {
   const webhook_provider p{webhook_destination{"https://example.com/hook", "passphrase", {}}};
   outbound_event e = event("key-1");
