@@ -34,6 +34,7 @@ constexpr subcommand subcommands[] = {
     {"resume", "resume a paused destination; its waiting rows become due now", &resume_command},
     {"prune", "delete (or archive) sent rows older than a retention period", &prune_command},
     {"import-ledgers", "record the CRM's JSON sent-ledgers as sent rows; --dry-run to look first", &import_ledgers_command},
+    {"wake-mode", "show or switch how inserts wake dispatchers: always, adaptive or off", &wake_mode_command},
 };
 
 void print_usage(std::ostream& out) {

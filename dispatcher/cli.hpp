@@ -31,6 +31,7 @@ inline constexpr int exit_usage = 2;    // bad arguments or configuration
 [[nodiscard]] int pause_command(std::span<const std::string> args);
 [[nodiscard]] int resume_command(std::span<const std::string> args);
 [[nodiscard]] int import_ledgers_command(std::span<const std::string> args);
+[[nodiscard]] int wake_mode_command(std::span<const std::string> args);
 
 // Connects to `conninfo` (DATABASE_URL or the libpq environment when empty),
 // runs `work` on one connection and returns its exit code. db errors throw.

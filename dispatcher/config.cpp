@@ -41,12 +41,15 @@ constexpr std::string_view dest_prefix = "OUTBOX_DEST__";
 constexpr std::string_view dest_pattern = "OUTBOX_DEST__<PROVIDER>__<DESTINATION>__<KEY>";
 
 // Every global setting, in describe() order.
-constexpr std::array<std::string_view, 21> global_settings{
+constexpr std::array<std::string_view, 24> global_settings{
     "DATABASE_URL",
     "OUTBOX_INSTANCE_NAME",
     "OUTBOX_WAKE_MODE",
     "OUTBOX_NOTIFY_CHANNEL",
     "OUTBOX_POLL_INTERVAL_MS",
+    "OUTBOX_ADAPTIVE_LINGER_MS",
+    "OUTBOX_ADAPTIVE_POLL_MS",
+    "OUTBOX_ADAPTIVE_TTL_MS",
     "OUTBOX_CLAIM_BATCH",
     "OUTBOX_MAX_IN_FLIGHT",
     "OUTBOX_LEASE_SECONDS",
@@ -463,6 +466,9 @@ void parse_globals(const raw_config& raw, config& cfg, std::vector<std::string>&
   }
 
   const auto poll = r.integer("OUTBOX_POLL_INTERVAL_MS", 2000, 100, 60000);
+  const auto linger = r.integer("OUTBOX_ADAPTIVE_LINGER_MS", 250, 1, 60000);
+  const auto awake_poll = r.integer("OUTBOX_ADAPTIVE_POLL_MS", 2, 1, 1000);
+  const auto awake_ttl = r.integer("OUTBOX_ADAPTIVE_TTL_MS", 10000, 500, 600000);
   const auto batch = r.integer("OUTBOX_CLAIM_BATCH", 100, 1, 1000);
   const auto in_flight = r.integer("OUTBOX_MAX_IN_FLIGHT", 256, 1, 100000);
   const auto lease = r.integer("OUTBOX_LEASE_SECONDS", 30, 1, 86400);
@@ -478,6 +484,9 @@ void parse_globals(const raw_config& raw, config& cfg, std::vector<std::string>&
   const auto payload = r.integer("OUTBOX_MAX_PAYLOAD_BYTES", 262144, 1, 64 * 1024 * 1024);
 
   if (poll) cfg.poll_interval = milliseconds{*poll};
+  if (linger) cfg.adaptive_linger = milliseconds{*linger};
+  if (awake_poll) cfg.adaptive_poll = milliseconds{*awake_poll};
+  if (awake_ttl) cfg.adaptive_ttl = milliseconds{*awake_ttl};
   if (batch) cfg.claim_batch = static_cast<int>(*batch);
   if (in_flight) cfg.max_in_flight = static_cast<int>(*in_flight);
   if (lease) cfg.lease = seconds{*lease};
@@ -707,6 +716,9 @@ std::string describe(const config& cfg) {
   line("OUTBOX_WAKE_MODE", cfg.wake == wake_mode::listen ? "listen" : "poll");
   line("OUTBOX_NOTIFY_CHANNEL", cfg.notify_channel);
   line("OUTBOX_POLL_INTERVAL_MS", std::to_string(cfg.poll_interval.count()));
+  line("OUTBOX_ADAPTIVE_LINGER_MS", std::to_string(cfg.adaptive_linger.count()));
+  line("OUTBOX_ADAPTIVE_POLL_MS", std::to_string(cfg.adaptive_poll.count()));
+  line("OUTBOX_ADAPTIVE_TTL_MS", std::to_string(cfg.adaptive_ttl.count()));
   line("OUTBOX_CLAIM_BATCH", std::to_string(cfg.claim_batch));
   line("OUTBOX_MAX_IN_FLIGHT", std::to_string(cfg.max_in_flight));
   line("OUTBOX_LEASE_SECONDS", std::to_string(cfg.lease.count()));

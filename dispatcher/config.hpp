@@ -62,6 +62,10 @@ struct config {
   wake_mode wake = wake_mode::listen;
   std::string notify_channel = "outbox_event_delivery";
   std::chrono::milliseconds poll_interval{2000};
+  // Adaptive wake mode (sql/0003_wake_modes.sql, dispatcher/adaptive_wake.hpp).
+  std::chrono::milliseconds adaptive_linger{250};  // stay awake this long after rows were last found
+  std::chrono::milliseconds adaptive_poll{2};      // while awake, claim at least this often
+  std::chrono::milliseconds adaptive_ttl{10000};   // an awake mark lapses this long after its last refresh
   int claim_batch = 100;
   int max_in_flight = 256;  // rows in flight across all destinations
   std::chrono::seconds lease{30};

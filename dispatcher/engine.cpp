@@ -9,6 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "db/operations_store.hpp"
+#include "db/wake_signal.hpp"
 #include "dispatcher/event_prep.hpp"
 #include "dispatcher/instance_id.hpp"
 #include "providers/http_outcome.hpp"
@@ -41,6 +42,14 @@ providers::https_client_options http_options(const config& cfg) {
   return o;
 }
 
+adaptive_wake_options wake_options(const config& cfg) {
+  adaptive_wake_options o;
+  o.linger = cfg.adaptive_linger;
+  o.awake_poll = cfg.adaptive_poll;
+  o.ttl = cfg.adaptive_ttl;
+  return o;
+}
+
 std::string_view state_name(db::settle_state s) {
   switch (s) {
     case db::settle_state::sent:
@@ -64,6 +73,7 @@ engine::engine(asio::any_io_executor ex, const config& cfg, logger& log)
       instance_id_(make_instance_id(cfg.instance_name.value_or(""))),
       http_(ex, http_options(cfg)),
       destinations_(ex, cfg),
+      wake_signal_(wake_options(cfg)),
       wake_timer_(ex),
       settle_timer_(ex),
       maintenance_timer_(ex),
@@ -170,12 +180,53 @@ asio::awaitable<void> engine::async_pause_for(steady::duration d) {
   (void)co_await t.async_wait(use_tuple);
 }
 
-asio::awaitable<void> engine::async_idle(steady::duration max_wait) {
+asio::awaitable<void> engine::async_idle(steady::duration max_wait, steady::duration floor) {
   if (!wake_pending_ && !stopping_) {
-    wake_timer_.expires_after(std::max<steady::duration>(max_wait, min_idle));
+    wake_timer_.expires_after(std::max<steady::duration>(max_wait, floor));
     (void)co_await wake_timer_.async_wait(use_tuple);
   }
   wake_pending_ = false;
+}
+
+asio::awaitable<void> engine::async_idle(steady::duration max_wait) { co_await async_idle(max_wait, min_idle); }
+
+asio::awaitable<void> engine::async_read_wake_mode(db::connection& conn) {
+  if (cfg_.wake != wake_mode::listen) co_return;  // a poll-only dispatcher never claims to be awake
+  const std::string mode = co_await db::async_wake_mode(conn);
+  const bool adaptive = mode == "adaptive";
+  if (adaptive != wake_signal_.enabled()) {
+    log_.info("database wake mode", {{"mode", mode}});
+    wake_signal_.set_enabled(adaptive);
+  }
+}
+
+asio::awaitable<void> engine::async_publish_wake(adaptive_wake::action a) {
+  if (a == adaptive_wake::action::none || !claim_conn_) co_return;
+  const bool awake = a == adaptive_wake::action::publish_awake;
+  std::string failure;
+  try {
+    if (awake) {
+      co_await db::async_publish_awake(*claim_conn_, instance_id_, cfg_.adaptive_ttl);
+    } else {
+      co_await db::async_publish_asleep(*claim_conn_, instance_id_);
+    }
+  } catch (const db::error& e) {
+    failure = e.what();
+  }
+  if (!failure.empty()) {
+    // Not published: stay as we were; the next claim decides again. Failing to
+    // go awake is the safe side (the trigger keeps notifying).
+    ++metrics_.db_errors;
+    log_.warn("could not publish the wake state", {{"awake", awake}, {"error", failure}});
+    co_return;
+  }
+  const bool was_awake = wake_signal_.awake();
+  wake_signal_.published(a, steady::now());
+  metrics_.wake_awake = wake_signal_.awake();
+  if (was_awake == awake) co_return;  // a refresh
+  ++(awake ? metrics_.wake_awake_transitions : metrics_.wake_asleep_transitions);
+  log_.debug(awake ? "draining: marked awake, inserts stop notifying" : "idle: marked asleep, inserts notify again",
+             {});
 }
 
 asio::awaitable<void> engine::async_run() {
@@ -204,6 +255,14 @@ asio::awaitable<void> engine::async_run() {
   asio::co_spawn(ex_, async_maintenance_loop(), track("maintenance"));
 
   co_await async_load_pauses();  // before the first claim, so a paused destination gets nothing
+  if (maintenance_conn_) {
+    try {
+      co_await async_read_wake_mode(*maintenance_conn_);
+    } catch (const db::error& e) {
+      log_.warn("could not read the wake mode; notifications only until the next sweep",
+                {{"error", std::string(e.what())}});
+    }
+  }
   co_await async_claim_loop();
 
   // Graceful drain: let requests in flight finish within the grace period.
@@ -296,8 +355,10 @@ asio::awaitable<void> engine::async_claim_loop() {
       continue;
     }
     const bool full = static_cast<int>(rows.size()) == req.limit;
-    // Requests first: the next-due query below must not delay them.
-    if (!rows.empty()) dispatch(std::move(rows));
+    const bool found = !rows.empty();
+    // Requests first: neither the wake-state write nor the next-due query may delay them.
+    if (found) dispatch(std::move(rows));
+    co_await async_publish_wake(wake_signal_.after_claim(steady::now(), found));
     if (full) continue;  // more may be due right now
     std::optional<std::chrono::milliseconds> next_due;
     try {
@@ -308,8 +369,15 @@ asio::awaitable<void> engine::async_claim_loop() {
     }
     steady::duration wait = cfg_.poll_interval;
     if (next_due && *next_due < wait) wait = *next_due + 1ms;
+    if (const auto adaptive = wake_signal_.max_idle(steady::now()); adaptive && *adaptive < wait) {
+      // Awake (no notification will come) or handing over to notifications.
+      co_await async_idle(*adaptive, steady::duration::zero());
+      continue;
+    }
     co_await async_idle(wait);
   }
+  // Going away: inserts must notify the other dispatchers again at once.
+  if (wake_signal_.awake()) co_await async_publish_wake(adaptive_wake::action::publish_asleep);
 }
 
 void engine::dispatch(std::vector<db::claimed_row> rows) {
@@ -678,6 +746,7 @@ asio::awaitable<void> engine::async_maintenance_loop() {
         });
         const auto swept = co_await db::async_sweep(*maintenance_conn_, req);
         apply_operator_pauses(co_await db::async_list_pauses(*maintenance_conn_));
+        co_await async_read_wake_mode(*maintenance_conn_);
         const auto gauges = co_await db::async_queue_gauges(*maintenance_conn_);
         metrics_.rows_by_state = gauges.rows_by_state;
         metrics_.oldest_due_seconds = gauges.oldest_due_seconds;

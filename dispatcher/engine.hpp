@@ -20,6 +20,7 @@
 #include "db/delivery_store.hpp"
 #include "db/listener.hpp"
 #include "db/operations_store.hpp"
+#include "dispatcher/adaptive_wake.hpp"
 #include "dispatcher/config.hpp"
 #include "dispatcher/destinations.hpp"
 #include "dispatcher/log.hpp"
@@ -72,7 +73,12 @@ class engine {
   boost::asio::awaitable<exchange> async_exchange(destination& dest,
                                                   const std::vector<providers::outbound_event>& events);
   [[nodiscard]] auto send_done();
+  boost::asio::awaitable<void> async_idle(std::chrono::steady_clock::duration max_wait,
+                                          std::chrono::steady_clock::duration floor);
   boost::asio::awaitable<void> async_idle(std::chrono::steady_clock::duration max_wait);
+  // Adaptive wake mode: publish what adaptive_wake decided, on the claim connection.
+  boost::asio::awaitable<void> async_publish_wake(adaptive_wake::action a);
+  boost::asio::awaitable<void> async_read_wake_mode(db::connection& conn);
   boost::asio::awaitable<bool> async_ensure(std::optional<db::connection>& conn, const char* role);
   boost::asio::awaitable<void> async_pause_for(std::chrono::steady_clock::duration d);
 
@@ -96,6 +102,7 @@ class engine {
   providers::https_client http_;
   destination_registry destinations_;
   std::optional<db::listener> listener_;
+  adaptive_wake wake_signal_;
 
   std::optional<db::connection> claim_conn_;
   std::optional<db::connection> settle_conn_;

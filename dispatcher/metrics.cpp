@@ -112,6 +112,13 @@ std::string metrics::render() const {
   sample(out, "outbox_listener_reconnects_total", "", double(listener_reconnects));
   header(out, "outbox_notifications_total", "counter", "NOTIFY wake-ups received.");
   sample(out, "outbox_notifications_total", "", double(notifications));
+  header(out, "outbox_wake_transitions_total", "counter",
+         "Adaptive wake mode: times this dispatcher published that it is awake (draining) or withdrew it.");
+  sample(out, "outbox_wake_transitions_total", "to=\"awake\"", double(wake_awake_transitions));
+  sample(out, "outbox_wake_transitions_total", "to=\"asleep\"", double(wake_asleep_transitions));
+  header(out, "outbox_wake_awake", "gauge",
+         "1 while this dispatcher is marked awake, so the insert trigger skips pg_notify.");
+  sample(out, "outbox_wake_awake", "", wake_awake ? 1.0 : 0.0);
   header(out, "outbox_database_errors_total", "counter", "Failed database operations (each is retried).");
   sample(out, "outbox_database_errors_total", "", double(db_errors));
   header(out, "outbox_in_flight_rows", "gauge", "Rows claimed by this process and not yet settled.");

@@ -41,6 +41,9 @@ struct metrics {
   std::uint64_t lease_lost = 0;
   std::uint64_t listener_reconnects = 0;
   std::uint64_t notifications = 0;
+  std::uint64_t wake_awake_transitions = 0;   // adaptive wake mode: published "awake"
+  std::uint64_t wake_asleep_transitions = 0;  // ... and withdrew it
+  bool wake_awake = false;
   std::uint64_t db_errors = 0;
   std::map<std::string, std::int64_t> rows_by_state;  // refreshed by the maintenance loop
   double oldest_due_seconds = 0;

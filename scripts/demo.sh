@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
 # The main job, end to end on a throwaway machine state: installs what is
-# missing, builds, starts a temporary PostgreSQL and a local HTTPS endpoint,
-# runs the dispatcher, enqueues lead events (one malformed, one duplicate, one
-# to an endpoint that fails once), waits for delivery and prints a summary.
-# Everything it starts is stopped and removed at the end.
+# missing, builds the dispatcher and the demo's provider stand-ins, starts a
+# temporary PostgreSQL, local HTTPS Meta / TikTok / Google / webhook endpoints
+# and the dispatcher with its metrics endpoint, enqueues a mix of lead events
+# (one duplicate, one bad row, a TikTok outage that recovers), waits until every
+# row is settled and prints a summary. Everything it starts is stopped and
+# removed at the end.
+#   OUTBOX_BUILD_DIR   build directory, relative to the repository root or absolute (default build)
+#   OUTBOX_BUILD_JOBS  parallel compile jobs (default: every core)
+# Both are read here only: the dispatcher refuses unknown OUTBOX_* variables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_dir=${OUTBOX_BUILD_DIR:-build}
 scripts/setup.sh
-cmake --preset default >/dev/null
-cmake --build --preset default -j "$(nproc)" --target dispatcher demo_sink
-exec scripts/with_postgres.sh scripts/demo_inside.sh
+if [ -f "$build_dir/CMakeCache.txt" ]; then
+  cmake -S . -B "$build_dir" >/dev/null  # keep the directory's own generator and options
+else
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null  # as `cmake --preset default`
+fi
+cmake --build "$build_dir" -j "${OUTBOX_BUILD_JOBS:-$(nproc)}" --target dispatcher demo_sink
+unset OUTBOX_BUILD_DIR OUTBOX_BUILD_JOBS
+exec scripts/with_postgres.sh scripts/demo_inside.sh "$build_dir"

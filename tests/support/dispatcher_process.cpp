@@ -1,25 +1,16 @@
 #include "tests/support/dispatcher_process.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <doctest/doctest.h>
 
 #include <atomic>
-#include <cerrno>
 #include <csignal>
-#include <cstdlib>
 #include <exception>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <system_error>
-#include <thread>
 
+#include "tests/support/child_process.hpp"
 #include "tests/support/engine_harness.hpp"
 
 #ifndef OUTBOX_DISPATCHER_EXE
@@ -28,44 +19,6 @@
 
 namespace outbox::test {
 namespace {
-
-using steady = std::chrono::steady_clock;
-
-[[noreturn]] void throw_errno(const std::string& what) { throw std::system_error(errno, std::generic_category(), what); }
-
-std::filesystem::path make_temp_dir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "outbox-e2e.XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) throw_errno("mkdtemp");
-  return pattern;
-}
-
-int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  const long fd = ::syscall(SYS_pidfd_open, pid, 0);
-  return fd < 0 ? -1 : static_cast<int>(fd);
-#else
-  (void)pid;
-  return -1;
-#endif
-}
-
-// In the forked child: closes every descriptor above 2 except `keep`, so the
-// dispatcher does not inherit the test's sockets (the HTTPS server's accepted
-// connections would otherwise stay open after the server closes them).
-void close_inherited_fds(int keep) {
-#ifdef SYS_close_range
-  const bool below = keep == 3 || ::syscall(SYS_close_range, 3U, static_cast<unsigned>(keep - 1), 0U) == 0;
-  if (below && ::syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0U, 0U) == 0) return;
-#endif
-  for (int fd = 3; fd < 65536; ++fd) {
-    if (fd != keep) (void)::close(fd);
-  }
-}
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 std::size_t occurrences(std::string_view haystack, std::string_view needle) {
   if (needle.empty()) return 0;
@@ -95,101 +48,32 @@ environment child_environment(const environment& overrides) {
 
 dispatcher_process::dispatcher_process(std::vector<std::string> args, const environment& overrides, std::string name)
     : name_(std::move(name)), args_(std::move(args)) {
-  dir_ = make_temp_dir();
+  dir_ = make_temp_dir("outbox-e2e");
   log_path_ = dir_ / (name_ + ".log");
-
-  // Everything the child needs is built before fork(): after it, only
-  // async-signal-safe calls (the test process has other threads).
-  const std::string exe = OUTBOX_DISPATCHER_EXE;
-  std::vector<std::string> argv_text{exe};
-  argv_text.insert(argv_text.end(), args_.begin(), args_.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_text;
-  for (const auto& [k, v] : child_environment(overrides)) env_text.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& e : env_text) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  const int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
-  if (log_fd < 0) throw_errno("open " + log_path_.string());
-  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  int report[2];  // the child writes errno here when exec fails; closed by a successful exec
-  if (null_fd < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
-    const int saved = errno;
-    ::close(log_fd);
-    if (null_fd >= 0) ::close(null_fd);
-    errno = saved;
-    throw_errno("pipe2");
+  std::vector<std::string> argv{OUTBOX_DISPATCHER_EXE};
+  argv.insert(argv.end(), args_.begin(), args_.end());
+  try {
+    const child_handle child = spawn_child(argv, child_environment(overrides), log_path_, log_path_);
+    pid_ = child.pid;
+    pidfd_ = child.pidfd;
+  } catch (...) {
+    // The destructor does not run for a constructor that throws.
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+    throw;
   }
-  const pid_t parent = ::getpid();
-
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    // Die with the test program, even if it crashes before reaping us.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    ::dup2(null_fd, 0);
-    ::dup2(log_fd, 1);
-    ::dup2(log_fd, 2);
-    close_inherited_fds(report[1]);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve(exe.c_str(), argv.data(), envp.data());
-    const int err = errno;
-    (void)!::write(report[1], &err, sizeof err);
-    ::_exit(127);
-  }
-  const int fork_errno = errno;
-  ::close(log_fd);
-  ::close(null_fd);
-  ::close(report[1]);
-  if (pid < 0) {
-    ::close(report[0]);
-    errno = fork_errno;
-    throw_errno("fork");
-  }
-  pid_ = pid;
-  int exec_errno = 0;
-  ssize_t got = 0;
-  do {
-    got = ::read(report[0], &exec_errno, sizeof exec_errno);
-  } while (got < 0 && errno == EINTR);
-  ::close(report[0]);
-  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    std::filesystem::remove_all(dir_);
-    errno = exec_errno;
-    throw_errno("exec " + exe);
-  }
-  pidfd_ = open_pidfd(pid_);
 }
 
 dispatcher_process::~dispatcher_process() {
-  if (pid_ > 0 && !status_) {
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
+  if (pid_ > 0 && !status_) kill_child(pid_);
   if (pidfd_ >= 0) ::close(pidfd_);
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
 }
 
 void dispatcher_process::reap(int wait_status) {
-  if (WIFEXITED(wait_status)) {
-    status_ = WEXITSTATUS(wait_status);
-  } else if (WIFSIGNALED(wait_status)) {
-    status_ = 128 + WTERMSIG(wait_status);
-  } else {
-    status_ = 255;
-  }
-  exited_at_ = steady::now();
+  status_ = exit_status(wait_status);
+  exited_at_ = std::chrono::steady_clock::now();
 }
 
 void dispatcher_process::signal(int signo) {
@@ -200,29 +84,13 @@ void dispatcher_process::kill() { signal(SIGKILL); }
 
 std::optional<int> dispatcher_process::wait_exit(std::chrono::milliseconds timeout) {
   if (status_ || pid_ <= 0) return status_;
-  const auto deadline = steady::now() + timeout;
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      reap(status);
-      return status_;
-    }
-    if (r < 0 && errno != EINTR) throw_errno("waitpid");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
-    if (left <= std::chrono::milliseconds::zero()) return std::nullopt;
-    if (pidfd_ >= 0) {
-      pollfd p{pidfd_, POLLIN, 0};
-      (void)::poll(&p, 1, static_cast<int>(std::min<long long>(left.count() + 1, 60000)));
-    } else {
-      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(5)));  // no pidfd: old kernel
-    }
-  }
+  if (const auto wait_status = wait_child_exit(pid_, pidfd_, timeout)) reap(*wait_status);
+  return status_;
 }
 
 bool dispatcher_process::running() { return !wait_exit(std::chrono::milliseconds(0)).has_value(); }
 
-std::string dispatcher_process::logs() const { return read_file(log_path_); }
+std::string dispatcher_process::logs() const { return read_whole_file(log_path_); }
 
 std::string dispatcher_process::describe(std::size_t lines) const {
   std::ostringstream out;
