@@ -130,7 +130,7 @@ SELECT 1003 AS lead, 'meta' AS provider, 'Lead' AS event_name,
        AS new_row;
 SQL
 
-step "wait until no row is pending or sending (TikTok's outage costs a few seconds of backoff)"
+step "wait until no row is pending or sending (TikTok's outage costs a backoff of about a second)"
 started=$(date +%s%N)
 left=
 for _ in $(seq 300); do

@@ -10,7 +10,9 @@
 namespace outbox::test {
 namespace {
 
-constexpr const char* sentinel = "notify_probe:sentinel";
+// Its own channel, so the sentinel never wakes a dispatcher listening on the
+// real one. One notification queue serves every channel, so order holds across them.
+constexpr const char* sentinel_channel = "notify_probe_sentinel";
 
 }  // namespace
 
@@ -30,7 +32,7 @@ notify_probe::notify_probe(const std::string& conninfo, std::string channel) : s
   if (PQstatus(s_->conn) != CONNECTION_OK) {
     throw std::runtime_error(std::string("notify_probe: connect: ") + PQerrorMessage(s_->conn));
   }
-  PGresult* r = PQexec(s_->conn, ("LISTEN " + s_->channel).c_str());
+  PGresult* r = PQexec(s_->conn, ("LISTEN " + s_->channel + "; LISTEN " + sentinel_channel).c_str());
   const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
   PQclear(r);
   if (!ok) throw std::runtime_error(std::string("notify_probe: LISTEN: ") + PQerrorMessage(s_->conn));
@@ -39,7 +41,7 @@ notify_probe::notify_probe(const std::string& conninfo, std::string channel) : s
 notify_probe::~notify_probe() = default;
 
 int notify_probe::count_since_last(std::chrono::milliseconds timeout) {
-  (void)sql(s_->conninfo, "SELECT pg_notify($1, $2)", {s_->channel, std::string(sentinel)});
+  (void)sql(s_->conninfo, "SELECT pg_notify($1, '')", {std::string(sentinel_channel)});
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   int count = 0;
   for (;;) {
@@ -47,7 +49,7 @@ int notify_probe::count_since_last(std::chrono::milliseconds timeout) {
       throw std::runtime_error(std::string("notify_probe: ") + PQerrorMessage(s_->conn));
     }
     while (PGnotify* n = PQnotifies(s_->conn)) {
-      const bool is_sentinel = std::string(n->extra) == sentinel;
+      const bool is_sentinel = std::string(n->relname) == sentinel_channel;
       PQfreemem(n);
       if (is_sentinel) return count;
       ++count;

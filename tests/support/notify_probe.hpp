@@ -1,6 +1,7 @@
 #pragma once
 // Counts the insert trigger's notifications, deterministically: a blocking
-// LISTEN session, and a sentinel NOTIFY sent after the statement under test.
+// LISTEN session, and a sentinel NOTIFY (on a channel of its own) sent after
+// the statement under test.
 // Notifications arrive in commit order, so once the sentinel is in, every
 // notification the earlier commit sent is in too; no waiting for "nothing".
 #include <chrono>
