@@ -35,8 +35,10 @@ bool marked_awake(const engine_harness& h) {
   return h.db.scalar("SELECT count(*) FROM outbox_dispatcher_awake WHERE awake_until > clock_timestamp()") > 0;
 }
 
-// Inserts rows until the engine has published that it is awake.
-void drive_awake(engine_harness& h, std::int64_t& lead) {
+// Starts the engine, then inserts rows until it has published that it is awake.
+void start_and_drive_awake(engine_harness& h, std::int64_t& lead) {
+  h.start();
+  REQUIRE(eventually([&] { return h.logs().find("listening for new rows") != std::string::npos; }, 10s));
   REQUIRE(eventually([&] {
     h.enqueue(lead++, "Warmup");
     return marked_awake(h);
@@ -87,10 +89,8 @@ std::chrono::milliseconds request_delay(engine_harness& h, std::int64_t lead, st
 TEST_CASE("adaptive wake: draining marks the engine awake, inserts skip pg_notify, idle withdraws the mark") {
   auto h = adaptive_harness();
   notify_probe probe(h.db.conninfo());
-  h.start();
-  REQUIRE(eventually([&] { return h.logs().find("listening for new rows") != std::string::npos; }, 10s));
   std::int64_t lead = 1;
-  drive_awake(h, lead);
+  start_and_drive_awake(h, lead);
   (void)probe.count_since_last();
   // Several inserts while the engine is marked awake send no notification.
   int skipped = 0;
@@ -114,10 +114,8 @@ TEST_CASE("adaptive wake: draining marks the engine awake, inserts skip pg_notif
 TEST_CASE("adaptive wake: a row committed just after the engine went idle is picked up by the hand-over recheck") {
   auto h = adaptive_harness();
   notify_probe probe(h.db.conninfo());
-  h.start();
-  REQUIRE(eventually([&] { return h.logs().find("listening for new rows") != std::string::npos; }, 10s));
   std::int64_t lead = 1;
-  drive_awake(h, lead);
+  start_and_drive_awake(h, lead);
   open_insert crm(h.db.conninfo(), 1000);  // its statement saw the engine awake: no notification
   REQUIRE(eventually([&] { return !marked_awake(h); }, 5s));
   (void)probe.count_since_last();
@@ -131,10 +129,8 @@ TEST_CASE("adaptive wake: a row committed just after the engine went idle is pic
 TEST_CASE("adaptive wake: a row committed after the hand-over still arrives within the poll interval") {
   auto h = adaptive_harness();
   notify_probe probe(h.db.conninfo());
-  h.start();
-  REQUIRE(eventually([&] { return h.logs().find("listening for new rows") != std::string::npos; }, 10s));
   std::int64_t lead = 1;
-  drive_awake(h, lead);
+  start_and_drive_awake(h, lead);
   open_insert crm(h.db.conninfo(), 2000);
   REQUIRE(eventually([&] { return !marked_awake(h); }, 5s));
   // The scenario, not synchronization: the CRM transaction stays open past every recheck.
