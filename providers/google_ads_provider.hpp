@@ -183,8 +183,9 @@ class google_ads_provider final : public provider {
   [[nodiscard]] std::string_view kind() const override { return "google_ads"; }
   [[nodiscard]] std::size_t max_batch_size() const override { return destination_.batch_size; }
   // Needs a parseable event_time and a gclid, gbraid or wbraid, or at least one
-  // hashed email or phone (enhanced conversions for leads); gbraid and wbraid
-  // together are refused; the idempotency key must fit orderId.
+  // hashed email or phone (enhanced conversions for leads); the idempotency key
+  // must fit orderId (100 characters). When several click ids are present one
+  // is sent: gclid, else gbraid, else wbraid (Google accepts exactly one).
   [[nodiscard]] std::optional<std::string> validate(const outbound_event& event,
                                                     std::chrono::system_clock::time_point now) const override;
   [[nodiscard]] http_request build_request(std::span<const outbound_event> events,
