@@ -31,6 +31,27 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
+// HTTP/1.1 200 with a JSON body.
+std::string json_response(std::string_view body) {
+  return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + std::string(body);
+}
+
+// The value of every "event_id" key in a Meta request body, compact JSON as the
+// provider writes it. An "event_id" inside a string value is escaped (\") and
+// does not match.
+void scan_event_ids(std::string_view body, std::vector<std::string_view>& ids) {
+  constexpr std::string_view needle = "\"event_id\":\"";
+  ids.clear();
+  for (auto at = body.find(needle); at != std::string_view::npos; at = body.find(needle, at)) {
+    at += needle.size();
+    const auto end = body.find('"', at);
+    if (end == std::string_view::npos) break;
+    ids.push_back(body.substr(at, end - at));
+    at = end;
+  }
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -68,15 +89,19 @@ void scan_headers(std::string_view block, std::size_t& content_length, std::stri
 struct lean_sink::state {
   state() : ctx(ssl::context::tls_server) {}
 
-  void record(std::string_view key, steady::time_point at) {
+  void record(const std::vector<std::string_view>& keys, steady::time_point at,
+              std::chrono::system_clock::time_point wall) {
     const std::lock_guard lock{mutex};
-    records.push_back(hit{std::string(key), at});
-    count.fetch_add(1, std::memory_order_release);
+    for (const auto key : keys) records.push_back(hit{std::string(key), at, wall});
+    requests.fetch_add(1, std::memory_order_relaxed);
+    count.fetch_add(keys.size(), std::memory_order_release);
   }
 
   ssl::context ctx;
+  protocol proto = protocol::webhook;
   std::uint16_t port = 0;
   std::atomic<std::size_t> count{0};
+  std::atomic<std::size_t> requests{0};
   std::atomic<std::size_t> sessions{0};
   mutable std::mutex mutex;
   std::vector<hit> records;
@@ -92,10 +117,12 @@ asio::awaitable<void> async_session(std::shared_ptr<lean_sink::state> st, tcp::s
   std::string buffer;
   std::string out;
   std::vector<char> chunk(64 * 1024);
+  std::vector<std::string_view> keys;
   for (;;) {
     auto [read_ec, n] = co_await stream.async_read_some(asio::buffer(chunk), use_tuple);
     if (read_ec) break;
     const auto now = steady::now();
+    const auto wall = std::chrono::system_clock::now();
     buffer.append(chunk.data(), n);
     std::size_t pos = 0;
     out.clear();
@@ -107,8 +134,14 @@ asio::awaitable<void> async_session(std::shared_ptr<lean_sink::state> st, tcp::s
       scan_headers(std::string_view(buffer).substr(pos, header_end - pos), length, key);
       const std::size_t total = header_end + 4 + length;
       if (buffer.size() < total) break;
-      st->record(key, now);
-      out.append(response);
+      if (st->proto == lean_sink::protocol::meta) {
+        scan_event_ids(std::string_view(buffer).substr(header_end + 4, length), keys);
+        out += json_response(R"({"events_received":)" + std::to_string(keys.size()) + R"(,"fbtrace_id":"x"})");
+      } else {
+        keys.assign(1, key);
+        out.append(response);
+      }
+      st->record(keys, now, wall);
       pos = total;
     }
     buffer.erase(0, pos);
@@ -133,10 +166,11 @@ asio::awaitable<void> async_accept(std::shared_ptr<lean_sink::state> st, tcp::ac
 
 }  // namespace
 
-lean_sink::lean_sink(const test::certificate_pem& cert, int threads)
+lean_sink::lean_sink(const test::certificate_pem& cert, int threads, protocol p)
     : st_(std::make_shared<state>()),
       io_(std::make_unique<asio::io_context>(std::max(1, threads))),
       acceptor_(std::make_unique<tcp::acceptor>(*io_)) {
+  st_->proto = p;
   st_->ctx.use_certificate_chain(asio::buffer(cert.cert));
   st_->ctx.use_private_key(asio::buffer(cert.key), ssl::context::pem);
   const tcp::endpoint endpoint{asio::ip::make_address_v4("127.0.0.1"), 0};
@@ -171,11 +205,14 @@ std::string lean_sink::url(std::string_view path) const {
 
 std::size_t lean_sink::count() const { return st_->count.load(std::memory_order_acquire); }
 
+std::size_t lean_sink::requests() const { return st_->requests.load(); }
+
 std::size_t lean_sink::connections() const { return st_->sessions.load(); }
 
-std::vector<lean_sink::hit> lean_sink::hits() const {
+std::vector<lean_sink::hit> lean_sink::hits(std::size_t from) const {
   const std::lock_guard lock{st_->mutex};
-  return st_->records;
+  const auto begin = st_->records.begin() + static_cast<long>(std::min(from, st_->records.size()));
+  return {begin, st_->records.end()};
 }
 
 }  // namespace outbox::bench

@@ -1,8 +1,13 @@
 #pragma once
 // A minimal HTTPS endpoint for the benchmark: TLS (a throwaway test CA), HTTP/1.1
-// keep-alive, a fixed `200 {}` answer, and for every request only what the
-// figures need: the `webhook-id` header (the idempotency key) and the
-// steady_clock time the request's last byte was read. Headers are scanned, not
+// keep-alive, and for every event only what the figures need: its key and the
+// time the request's last byte was read. Two protocols:
+//  - webhook: one event per request, key = the `webhook-id` header, answer `200 {}`;
+//  - meta: Meta's `POST /{version}/{pixel}/events` with up to 1,000 events in
+//    `data`; key = each event's `event_id` (found by a plain scan of the body
+//    for `"event_id":"`), answer `200 {"events_received": N, "fbtrace_id": "x"}`.
+//    Nothing else is checked (no token, no hashing rules: tests/support/fake_meta does that).
+// Headers are scanned, not
 // parsed into maps, and nothing else is stored, so the sink spends as little of
 // the shared CPU as possible (tests/support/test_https_server keeps whole
 // requests and Beast messages, which costs the dispatcher CPU on a 2-core box).
@@ -25,22 +30,27 @@ namespace outbox::bench {
 
 class lean_sink {
  public:
+  enum class protocol { webhook, meta };
+
   struct hit {
-    std::string key;  // webhook-id; empty when the request had none
+    std::string key;  // webhook-id or event_id; empty when the request had none
     std::chrono::steady_clock::time_point at;
+    std::chrono::system_clock::time_point wall;  // the same instant, wall clock (to compare with created_at)
   };
 
   // Listens on 127.0.0.1 (random port) with `cert`, on `threads` threads.
-  lean_sink(const test::certificate_pem& cert, int threads);
+  lean_sink(const test::certificate_pem& cert, int threads, protocol p = protocol::webhook);
   ~lean_sink();
   lean_sink(const lean_sink&) = delete;
   lean_sink& operator=(const lean_sink&) = delete;
 
   [[nodiscard]] std::uint16_t port() const;
   [[nodiscard]] std::string url(std::string_view path) const;
-  [[nodiscard]] std::size_t count() const;        // requests answered so far
+  [[nodiscard]] std::size_t count() const;        // events received so far (webhook: requests)
+  [[nodiscard]] std::size_t requests() const;     // requests answered so far
   [[nodiscard]] std::size_t connections() const;  // TLS sessions established
-  [[nodiscard]] std::vector<hit> hits() const;    // a copy, in arrival order
+  // A copy of the events from index `from` on, in arrival order.
+  [[nodiscard]] std::vector<hit> hits(std::size_t from = 0) const;
   void stop();
 
   struct state;  // shared with the session coroutines

@@ -29,6 +29,10 @@ commands:
   latency        enqueue at --rate rows/s (one per transaction) for --seconds; commit-to-request p50/p95/p99
   trigger-cost   pgbench --clients calling enqueue_event_delivery for --trigger-seconds, trigger on and off
   all            all of the above, then a summary table
+  wake-modes     pgbench at --wake-clients for --wake-seconds in each wake mode (none, always, adaptive)
+                 with the dispatcher delivering; then latency in each mode (not part of `all`)
+  batched        throughput and drain with Meta rows in batches of --meta-batch (not part of `all`;
+                 defaults --rows 200000 --claim-batch 1000 --max-in-flight 2000)
 
 The database server comes from the libpq environment (PGHOST, PGPORT, PGUSER);
 each scenario creates, migrates and drops its own scratch database.
@@ -44,6 +48,12 @@ options:
   --clients N           trigger cost: pgbench clients (16)
   --pgbench-threads N   trigger cost: pgbench -j (2)
   --trigger NAME        trigger cost: the NOTIFY trigger (event_delivery_notify_insert)
+  --wake-clients LIST   wake modes: pgbench client counts (1,4,16,32)
+  --wake-seconds S      wake modes: pgbench duration per mode and client count (20)
+  --wake-poll-ms N      wake modes: OUTBOX_POLL_INTERVAL_MS of the dispatcher in every mode (100)
+  --db-wake-mode MODE   set outbox_set_wake_mode(MODE) before the dispatcher starts: always, adaptive, off
+  --provider P          throughput/drain rows: webhook (default) or meta (batched sets meta)
+  --meta-batch N        OUTBOX_DEST__META__DEFAULT__BATCH_SIZE (1000)
   --pgbench PATH        pgbench executable ($PG_TEST_BIN/pgbench, else /usr/bin/pgbench)
   --dispatcher PATH     dispatcher executable (the one next to outbox_bench)
   --claim-batch N       OUTBOX_CLAIM_BATCH for the dispatcher (its default when unset)
@@ -63,6 +73,14 @@ std::string self_dir() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
+// "1,4,16,32"
+std::vector<int> int_list(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoi(item));
+  return out;
+}
+
 options parse(int argc, char** argv) {
   options o;
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -77,7 +95,10 @@ options parse(int argc, char** argv) {
       if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
       return args[++i];
     };
-    if (a == "--rows") o.rows = std::stoll(next());
+    if (a == "--rows") {
+      o.rows = std::stoll(next());
+      o.rows_given = true;
+    }
     else if (a == "--insert-batch") o.insert_batch = std::stoi(next());
     else if (a == "--rate") o.rate = std::stod(next());
     else if (a == "--seconds") o.seconds = std::stod(next());
@@ -87,6 +108,12 @@ options parse(int argc, char** argv) {
     else if (a == "--clients") o.clients = std::stoi(next());
     else if (a == "--pgbench-threads") o.pgbench_threads = std::stoi(next());
     else if (a == "--trigger") o.trigger_name = next();
+    else if (a == "--wake-clients") o.wake_clients = int_list(next());
+    else if (a == "--wake-seconds") o.wake_seconds = std::stoi(next());
+    else if (a == "--wake-poll-ms") o.wake_poll_ms = std::stoi(next());
+    else if (a == "--db-wake-mode") o.db_wake_mode = next();
+    else if (a == "--provider") o.provider = next();
+    else if (a == "--meta-batch") o.meta_batch = std::stoi(next());
     else if (a == "--pgbench") o.pgbench = next();
     else if (a == "--dispatcher") o.dispatcher = next();
     else if (a == "--claim-batch") o.claim_batch = std::stoi(next());
@@ -107,8 +134,11 @@ options parse(int argc, char** argv) {
     }
   }
   if (o.rows < 1 || o.insert_batch < 1 || o.rate <= 0 || o.seconds <= 0 || o.warmup < 0 || o.trigger_seconds < 1 ||
-      o.clients < 1 || o.producers < 1 || o.pgbench_threads < 1 || o.sink_threads < 1)
+      o.clients < 1 || o.producers < 1 || o.pgbench_threads < 1 || o.sink_threads < 1 || o.wake_seconds < 1 ||
+      o.wake_poll_ms < 1 || o.meta_batch < 1 || o.wake_clients.empty())
     throw std::invalid_argument("numbers must be positive");
+  for (int c : o.wake_clients)
+    if (c < 1) throw std::invalid_argument("--wake-clients: client counts must be positive");
   if (o.dispatcher.empty()) o.dispatcher = self_dir() + "/dispatcher";
   if (access(o.dispatcher.c_str(), X_OK) != 0) {
 #ifdef OUTBOX_DISPATCHER_EXE
@@ -129,31 +159,6 @@ options parse(int argc, char** argv) {
     std::filesystem::create_directories(o.log_dir);
   }
   return o;
-}
-
-std::string fmt(double v, int decimals = 0) {
-  if (std::isnan(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  std::string s = buf;
-  if (decimals == 0 && std::fabs(v) >= 10000) {  // thousands separators for big counts
-    const bool neg = s.front() == '-';
-    std::string digits = neg ? s.substr(1) : s;
-    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
-    s = (neg ? "-" : "") + digits;
-  }
-  return s;
-}
-
-double num(const json& j, const char* a, const char* b = nullptr) {
-  const json* p = &j;
-  if (!p->contains(a)) return std::nan("");
-  p = &(*p)[a];
-  if (b) {
-    if (!p->contains(b)) return std::nan("");
-    p = &(*p)[b];
-  }
-  return p->is_number() ? p->get<double>() : std::nan("");
 }
 
 void print_summary(const json& all, const options& o) {
@@ -227,23 +232,9 @@ void print_summary(const json& all, const options& o) {
                         fmt(num(c, "without_trigger", "inserts_per_second")) + " (" + fmt(num(c, "ratio"), 2) + "x)",
                     "report", "", ""});
   }
-  std::size_t w[4] = {6, 8, 6, 7};
-  for (const auto& r : rows) {
-    w[0] = std::max(w[0], r.figure.size());
-    w[1] = std::max(w[1], r.measured.size());
-    w[2] = std::max(w[2], r.target.size());
-  }
-  const auto pad = [](const std::string& s, std::size_t n) { return s + std::string(n > s.size() ? n - s.size() : 0, ' '); };
-  std::ostringstream out;
-  out << "\n" << pad("figure", w[0]) << "  " << pad("measured", w[1]) << "  " << pad("target", w[2]) << "  "
-      << pad("verdict", w[3]) << "  peers (issue 3)\n";
-  out << std::string(w[0], '-') << "  " << std::string(w[1], '-') << "  " << std::string(w[2], '-') << "  "
-      << std::string(w[3], '-') << "  " << std::string(15, '-') << "\n";
-  for (const auto& r : rows) {
-    out << pad(r.figure, w[0]) << "  " << pad(r.measured, w[1]) << "  " << pad(r.target, w[2]) << "  "
-        << pad(r.verdict, w[3]) << "  " << r.peers << "\n";
-  }
-  std::cout << out.str() << std::flush;
+  std::vector<std::vector<std::string>> table{{"figure", "measured", "target", "verdict", "peers (issue 3)"}};
+  for (const auto& r : rows) table.push_back({r.figure, r.measured, r.target, r.verdict, r.peers});
+  std::cout << "\n" << format_table(table) << std::flush;
 }
 
 int run(int argc, char** argv) {
@@ -270,6 +261,14 @@ int run(int argc, char** argv) {
     all["trigger_cost"] = run_trigger_cost(o);
     known = true;
   }
+  if (o.command == "wake-modes") {
+    all["wake_modes"] = run_wake_modes(o);
+    known = true;
+  }
+  if (o.command == "batched") {
+    all["batched"] = run_batched(o);
+    known = true;
+  }
   if (!known) throw std::invalid_argument("unknown command " + o.command);
   all["machine"]["load_average_at_end"] = load_average_1m();
   if (o.json_out.empty()) {
@@ -277,7 +276,9 @@ int run(int argc, char** argv) {
   } else {
     std::ofstream(o.json_out) << all.dump(2) << "\n";
   }
-  print_summary(all, o);
+  if (all.contains("wake_modes")) print_wake_modes_summary(all["wake_modes"]);
+  else if (all.contains("batched")) print_batched_summary(all["batched"]);
+  else print_summary(all, o);
   std::cout << "(details: " << (o.json_out.empty() ? "stderr" : o.json_out) << "; logs: " << o.log_dir << ")\n";
   return 0;
 }

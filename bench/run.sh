@@ -5,8 +5,11 @@
 # trigger costs the CRM (pgbench). Prints a summary table at the end and writes
 # every figure to $build/bench-results.json. See docs/benchmarks.md.
 #
-#   usage: bench/run.sh [--quick] [--no-build] [outbox_bench options...]
+#   usage: bench/run.sh [--quick] [--no-build] [--wake-modes] [outbox_bench options...]
 #     --quick        10k rows, 5 s latency, 5 s per pgbench mode (a smoke run)
+#     --wake-modes   only the wake-modes scenario (pgbench at 1, 4, 16, 32 clients in
+#                    each wake mode with the dispatcher delivering, then latency per
+#                    mode; about 6 min); figures in $build/bench-wake-modes.json
 #     e.g. bench/run.sh --rows 100000 --trigger-seconds 60 --claim-batch 200
 #   environment: OUTBOX_BENCH_BUILD_DIR (default: build-bench)
 set -euo pipefail
@@ -15,10 +18,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${OUTBOX_BENCH_BUILD_DIR:-$root/build-bench}
 args=()
 build_first=1
+command=all
+results=bench-results.json
 for a in "$@"; do
   case $a in
-    --quick) args+=(--rows 10000 --seconds 5 --warmup 1 --trigger-seconds 5) ;;
+    --quick) args+=(--rows 10000 --seconds 5 --warmup 1 --trigger-seconds 5 --wake-seconds 5) ;;
     --no-build) build_first=0 ;;
+    --wake-modes) command=wake-modes results=bench-wake-modes.json ;;
     *) args+=("$a") ;;
   esac
 done
@@ -35,5 +41,5 @@ fi
 rev=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$root" status --porcelain 2>/dev/null | wc -l)
 echo "run.sh: commit $rev ($dirty files changed); $(nproc) cores; load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$root/scripts/with_postgres.sh" "$build/outbox_bench" all --json "$build/bench-results.json" "${args[@]}"
+"$root/scripts/with_postgres.sh" "$build/outbox_bench" "$command" --json "$build/$results" "${args[@]}"
 echo "run.sh: load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"

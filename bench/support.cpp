@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -306,6 +308,58 @@ double self_cpu_seconds() {
 double load_average_1m() {
   double l[1] = {0};
   return getloadavg(l, 1) == 1 ? l[0] : -1;
+}
+
+std::string fmt(double v, int decimals) {
+  if (std::isnan(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  std::string s = buf;
+  if (decimals == 0 && std::fabs(v) >= 10000) {  // thousands separators for big counts
+    const bool neg = s.front() == '-';
+    std::string digits = neg ? s.substr(1) : s;
+    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+    s = (neg ? "-" : "") + digits;
+  }
+  return s;
+}
+
+double num(const nlohmann::json& j, const char* a, const char* b) {
+  const nlohmann::json* p = &j;
+  if (!p->contains(a)) return std::nan("");
+  p = &(*p)[a];
+  if (b) {
+    if (!p->contains(b)) return std::nan("");
+    p = &(*p)[b];
+  }
+  return p->is_number() ? p->get<double>() : std::nan("");
+}
+
+std::string format_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& r : rows) {
+    if (width.size() < r.size()) width.resize(r.size(), 0);
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  std::string out;
+  const auto line = [&](const std::vector<std::string>& r) {
+    std::string text;
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      text += r[c];
+      if (c + 1 < r.size()) text += std::string(width[c] - r[c].size() + 2, ' ');
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    line(rows[i]);
+    if (i == 0) {
+      std::vector<std::string> rule;
+      for (std::size_t c = 0; c < rows[0].size(); ++c) rule.emplace_back(width[c], '-');
+      line(rule);
+    }
+  }
+  return out;
 }
 
 double percentile(const std::vector<double>& sorted, double p) {

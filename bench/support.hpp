@@ -31,6 +31,7 @@ struct options {
 
   // throughput
   std::int64_t rows = 50000;
+  bool rows_given = false;  // --rows on the command line (batched has its own default)
   int insert_batch = 1000;
   // latency
   double rate = 200;
@@ -42,6 +43,15 @@ struct options {
   int clients = 16;
   int pgbench_threads = 2;
   std::string trigger_name = "event_delivery_notify_insert";
+  // wake modes
+  std::vector<int> wake_clients{1, 4, 16, 32};
+  int wake_seconds = 20;
+  int wake_poll_ms = 100;     // OUTBOX_POLL_INTERVAL_MS in every mode (`none` delivers by polling)
+  std::string db_wake_mode;  // set with outbox_set_wake_mode before the dispatcher starts ("": keep)
+
+  // what the rows are and where they go: "webhook" or "meta" (see workload.hpp)
+  std::string provider = "webhook";
+  int meta_batch = 1000;  // OUTBOX_DEST__META__DEFAULT__BATCH_SIZE
 
   // dispatcher settings (unset: the dispatcher's own defaults)
   std::optional<int> claim_batch;
@@ -172,6 +182,13 @@ struct machine_cpu {
 
 // ---------------------------------------------------------------------------
 
+// Text helpers for the summary tables.
+[[nodiscard]] std::string fmt(double v, int decimals = 0);  // "n/a" for NaN; 12,345 for big counts
+// j[a] or j[a][b] as a number; NaN when absent.
+[[nodiscard]] double num(const nlohmann::json& j, const char* a, const char* b = nullptr);
+// Left-aligned columns separated by two spaces; rows[0] is the header, ruled with dashes.
+[[nodiscard]] std::string format_table(const std::vector<std::vector<std::string>>& rows);
+
 // Nearest-rank percentile of an ascending-sorted vector (p in [0, 100]).
 [[nodiscard]] double percentile(const std::vector<double>& sorted, double p);
 [[nodiscard]] double seconds_between(steady::time_point a, steady::time_point b);
@@ -182,5 +199,11 @@ struct machine_cpu {
 nlohmann::json run_throughput(const options& o, bool drain);
 nlohmann::json run_latency(const options& o);
 nlohmann::json run_trigger_cost(const options& o);
+// wake-modes: pgbench at o.wake_clients for each wake mode with the dispatcher delivering, then latency per mode.
+nlohmann::json run_wake_modes(const options& o);
+void print_wake_modes_summary(const nlohmann::json& result);
+// batched: throughput and drain with Meta rows sent in batches of up to o.meta_batch events.
+nlohmann::json run_batched(const options& o);
+void print_batched_summary(const nlohmann::json& result);
 
 }  // namespace outbox::bench

@@ -69,10 +69,18 @@ logged AS (
     FROM s LEFT JOIN upd ON upd.id = s.id)
 SELECT id FROM upd)sql";
 
+// SKIP LOCKED: a row locked right now is being settled (or swept), so it needs
+// no renewal, and renewal must never wait: waiting while holding the locks of
+// other rows the settle wants next is a deadlock (seen under load, each one
+// stalling delivery for deadlock_timeout).
 constexpr const char* renew_sql = R"sql(
+WITH locked AS (
+    SELECT d.id FROM event_delivery d
+    JOIN unnest($1::bigint[], $2::uuid[]) AS s(id, token) ON d.id = s.id AND d.lease_token = s.token
+    WHERE d.state = 'sending'
+    FOR UPDATE OF d SKIP LOCKED)
 UPDATE event_delivery d SET lease_expires_at = now() + $3::int * interval '1 second'
-FROM unnest($1::bigint[], $2::uuid[]) AS s(id, token)
-WHERE d.id = s.id AND d.lease_token = s.token AND d.state = 'sending')sql";
+FROM locked WHERE d.id = locked.id)sql";
 
 constexpr const char* release_sql = R"sql(
 UPDATE event_delivery d SET

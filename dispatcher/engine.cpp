@@ -369,12 +369,14 @@ asio::awaitable<void> engine::async_claim_loop() {
     }
     steady::duration wait = cfg_.poll_interval;
     if (next_due && *next_due < wait) wait = *next_due + 1ms;
-    if (const auto adaptive = wake_signal_.max_idle(steady::now()); adaptive && *adaptive < wait) {
-      // Awake (no notification will come) or handing over to notifications.
-      co_await async_idle(*adaptive, steady::duration::zero());
-      continue;
+    steady::duration floor = min_idle;
+    if (const auto adaptive = wake_signal_.max_idle(steady::now())) {
+      // Awake (no notification will come) or handing over to notifications:
+      // its cadence also replaces the anti-spin floor, which would be 20 ms.
+      wait = std::min(wait, *adaptive);
+      floor = std::min(floor, *adaptive);
     }
-    co_await async_idle(wait);
+    co_await async_idle(wait, floor);
   }
   // Going away: inserts must notify the other dispatchers again at once.
   if (wake_signal_.awake()) co_await async_publish_wake(adaptive_wake::action::publish_asleep);

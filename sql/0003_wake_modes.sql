@@ -50,7 +50,7 @@ $$;
 -- disables the trigger (ALTER TABLE takes a brief lock that waits for open
 -- inserting transactions; callers set lock_timeout so the CRM is never queued
 -- behind it for long). Every switch also notifies, so sleeping dispatchers
--- look at the table once and re-read the mode.
+-- claim once; they re-read the mode on their next sweep.
 CREATE FUNCTION outbox_set_wake_mode(p_mode text, p_changed_by text DEFAULT current_user)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE

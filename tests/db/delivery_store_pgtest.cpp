@@ -148,3 +148,28 @@ TEST_CASE("sweep resets only expired leases and kills rows out of attempts") {
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id = 3 AND state = 'sending'") == 1);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'lease_expired'") == 2);
 }
+
+TEST_CASE("lease renewal never waits for a row another session has locked (no deadlock with a concurrent settle)") {
+  outbox::test::scratch_database db;
+  enqueue(db, 2);
+  outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    auto settler = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    auto rows = co_await outbox::db::async_claim(c, claim_req("a", 2, 30s));
+    REQUIRE(rows.size() == 2);
+    // The settle connection holds row 0 in an open transaction, as a settle in progress does.
+    (void)co_await settler.async_query("BEGIN", {}, 5s);
+    outbox::db::params lock_args{std::to_string(rows[0].id)};
+    (void)co_await settler.async_query("SELECT 1 FROM event_delivery WHERE id = $1 FOR UPDATE", std::move(lock_args),
+                                       5s);
+    std::vector<std::int64_t> ids{rows[0].id, rows[1].id};
+    std::vector<std::string> tokens{rows[0].lease_token, rows[1].lease_token};
+    // Returns at once, renewing only the row nobody holds (it would otherwise wait for the lock).
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(co_await outbox::db::async_renew(c, ids, tokens, 300s) == 1);
+    CHECK(std::chrono::steady_clock::now() - t0 < 3s);
+    (void)co_await settler.async_query("COMMIT", {}, 5s);
+    CHECK(co_await outbox::db::async_renew(c, ids, tokens, 300s) == 2);
+  }, 20s);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lease_expires_at > now() + interval '200 seconds'") == 2);
+}

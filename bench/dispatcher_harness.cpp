@@ -1,0 +1,216 @@
+#include "bench/dispatcher_harness.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+#include <unordered_set>
+
+#include "bench/workload.hpp"
+
+namespace outbox::bench {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+dispatcher_setup::dispatcher_setup(const options& o, const std::string& label)
+    : opts_(o), label_(label), sink_(ca_.issue(), o.sink_threads, sink_protocol(o)) {}
+
+void dispatcher_setup::set_wake_mode(const std::string& mode) {
+  pg conn(db_.conninfo());
+  (void)conn.exec("SELECT outbox_set_wake_mode($1, 'outbox_bench')", {mode});
+}
+
+long long dispatcher_setup::listening_backends() {
+  pg conn(db_.conninfo());
+  return conn.scalar(
+      "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'");
+}
+
+void dispatcher_setup::start(bool wait, const std::string& label) {
+  if (proc_ && proc_->running()) throw std::logic_error("dispatcher_setup::start: the dispatcher still runs");
+  if (proc_) {
+    // The previous dispatcher's LISTEN backend must be gone, or wait_ready would see it.
+    const auto deadline = steady::now() + 10s;
+    while (listening_backends() > 0 && steady::now() < deadline) std::this_thread::sleep_for(10ms);
+  }
+  if (!opts_.db_wake_mode.empty()) set_wake_mode(opts_.db_wake_mode);
+  std::vector<std::pair<std::string, std::string>> env{
+      {"DATABASE_URL", db_.conninfo()},
+      {"OUTBOX_LOG_LEVEL", "warn"},
+      {"OUTBOX_METRICS_ADDRESS", ""},
+      {"OUTBOX_EXTRA_CA_FILE", ca_.cert_pem_file().string()},
+  };
+  for (const auto& kv : destination_env(opts_, sink_)) env.push_back(kv);
+  if (opts_.claim_batch) env.emplace_back("OUTBOX_CLAIM_BATCH", std::to_string(*opts_.claim_batch));
+  if (opts_.max_in_flight) env.emplace_back("OUTBOX_MAX_IN_FLIGHT", std::to_string(*opts_.max_in_flight));
+  if (!opts_.wake.empty()) env.emplace_back("OUTBOX_WAKE_MODE", opts_.wake);
+  for (const auto& [k, v] : opts_.extra_env) {  // --env wins, also over OUTBOX_LOG_LEVEL=warn
+    const auto same = std::find_if(env.begin(), env.end(), [&k = k](const auto& kv) { return kv.first == k; });
+    if (same != env.end()) same->second = v;
+    else env.emplace_back(k, v);
+  }
+  settings_ = json::object();
+  for (const auto& [k, v] : env) {
+    if (k.ends_with("SECRET") || k.ends_with("TOKEN")) settings_[k] = "***";
+    else if (k.starts_with("OUTBOX_") && k != "OUTBOX_EXTRA_CA_FILE" && !k.ends_with("URL")) settings_[k] = v;
+  }
+  if (!opts_.db_wake_mode.empty()) settings_["database wake mode"] = opts_.db_wake_mode;
+  const std::string name = label.empty() ? label_ : label;
+  proc_ = std::make_unique<child_process>(opts_.dispatcher, std::vector<std::string>{"run"}, child_environment(env),
+                                          opts_.log_dir + "/dispatcher-" + name + ".log");
+  if (wait) {
+    wait_ready();
+    rss_ready_mb_ = sample_process(proc_->pid()).rss_mb;
+  }
+}
+
+void dispatcher_setup::wait_ready() {
+  pg conn(db_.conninfo());
+  const bool poll = opts_.wake == "poll";
+  const std::string probe =
+      poll ? "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+           : "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'";
+  const auto deadline = steady::now() + 20s;
+  while (conn.scalar(probe) == 0) {
+    if (!proc_->running()) failed("the dispatcher exited during start-up");
+    if (steady::now() > deadline) failed("the dispatcher did not start listening within 20 s");
+    std::this_thread::sleep_for(10ms);
+  }
+  std::this_thread::sleep_for(100ms);  // let the catch-up claim after LISTEN finish
+}
+
+void dispatcher_setup::failed(const std::string& what) {
+  throw std::runtime_error(what + "; last lines of " + proc_->output_path() + ":\n" + proc_->output_tail());
+}
+
+void window::begin() {
+  d0 = sample_process(dispatcher_).cpu_seconds;
+  cluster_.mark();
+  pg0 = cluster_.seconds();
+  self0 = self_cpu_seconds();
+  m0 = machine_cpu::now();
+  t0 = steady::now();
+}
+
+void window::end(pg& conn) {
+  const auto s = sample_process(dispatcher_);
+  d1 = s.cpu_seconds;
+  hwm = s.hwm_mb;
+  pg1 = cluster_.seconds();
+  const auto per_pid = cluster_.since_mark();
+  std::map<pid_t, std::string> role;
+  const auto r = conn.exec("SELECT pid, backend_type, coalesce(query, '') FROM pg_stat_activity");
+  for (int i = 0; i < PQntuples(r.get()); ++i) {
+    const auto pid = static_cast<pid_t>(std::stol(value(r, i, 0)));
+    const std::string type = value(r, i, 1), query = value(r, i, 2);
+    std::string name = type;
+    if (pid == conn.backend_pid()) name = "bench connection (inserts, polling)";
+    else if (type != "client backend") name = type;
+    else if (query.starts_with("LISTEN") || query == "SELECT 1") name = "dispatcher listener";
+    else if (query.find("WITH expired AS") != std::string::npos || query.find("least(") != std::string::npos)
+      name = "dispatcher claim";
+    else if (query.find("WITH s AS") != std::string::npos) name = "dispatcher settle";
+    else if (query.find("enqueue_event_delivery") != std::string::npos) name = "producers (enqueue)";
+    else if (query.find("lease_expires_at") != std::string::npos) name = "dispatcher maintenance";
+    else name = "other client backend";
+    role[pid] = name;
+  }
+  by_role = json::object();
+  for (const auto& [pid, cpu] : per_pid) {
+    const auto it = role.find(pid);
+    const std::string name = it == role.end() ? "exited (autovacuum workers, ...)" : it->second;
+    by_role[name] = (by_role.contains(name) ? by_role[name].get<double>() : 0.0) + cpu;
+  }
+  self1 = self_cpu_seconds();
+  m1 = machine_cpu::now();
+  t1 = steady::now();
+}
+
+json window::figures(double rows) const {
+  const double wall = seconds_between(t0, t1);
+  return {{"window_seconds", wall},
+          {"dispatcher_cpu_seconds", d1 - d0},
+          {"dispatcher_cpu_us_per_row", rows > 0 ? (d1 - d0) / rows * 1e6 : 0.0},
+          {"dispatcher_cores", wall > 0 ? (d1 - d0) / wall : 0.0},
+          {"postgres_cpu_seconds", pg1 - pg0},
+          {"postgres_cores", wall > 0 ? (pg1 - pg0) / wall : 0.0},
+          {"postgres_cpu_seconds_by_process", by_role},
+          {"bench_process_cpu_seconds", self1 - self0},
+          {"machine_busy_cores", wall > 0 ? (m1.busy - m0.busy) / wall : 0.0},
+          {"machine_cores", static_cast<double>(std::thread::hardware_concurrency())}};
+}
+
+json state_counts(pg& conn) {
+  json states = json::object();
+  const auto r = conn.exec("SELECT state, count(*) FROM event_delivery GROUP BY state ORDER BY 1");
+  for (int i = 0; i < PQntuples(r.get()); ++i) states[value(r, i, 0)] = std::stoll(value(r, i, 1));
+  return states;
+}
+
+json log_problems(const std::string& path) {
+  json messages = json::object();
+  std::size_t lines = 0, deadlocks = 0;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(R"("level":"warn")") == std::string::npos && line.find(R"("level":"error")") == std::string::npos)
+      continue;
+    ++lines;
+    if (line.find("deadlock detected") != std::string::npos) ++deadlocks;
+    const auto at = line.find(R"("msg":")");
+    const std::string msg = at == std::string::npos ? "?" : line.substr(at + 7, line.find('"', at + 7) - at - 7);
+    messages[msg] = messages.value(msg, 0) + 1;
+  }
+  return {{"lines", lines}, {"deadlocks", deadlocks}, {"messages", messages}};
+}
+
+std::string describe_log_problems(const json& problems) {
+  if (problems.value("lines", 0) == 0) return "none";
+  std::string text = std::to_string(problems.value("lines", 0)) + ":";
+  for (const auto& [msg, n] : problems["messages"].items()) {
+    text += " " + msg + " x" + std::to_string(n.get<int>()) + ",";
+  }
+  text.pop_back();
+  const int deadlocks = problems.value("deadlocks", 0);
+  if (deadlocks > 0) text += " (deadlocks: " + std::to_string(deadlocks) + ")";
+  return text;
+}
+
+json finish(dispatcher_setup& s, pg& conn, window& w, const std::vector<lean_sink::hit>& hits,
+            std::size_t expected_rows) {
+  const auto stop = s.proc().terminate(30s);
+  std::unordered_set<std::string> keys;
+  std::size_t unkeyed = 0;
+  for (const auto& h : hits) {
+    if (h.key.empty()) ++unkeyed;
+    keys.insert(h.key);
+  }
+  json out;
+  out["requests"] = s.sink().requests();
+  out["events_received"] = hits.size();
+  out["events_per_request"] =
+      s.sink().requests() ? static_cast<double>(hits.size()) / static_cast<double>(s.sink().requests()) : 0.0;
+  out["distinct_keys"] = keys.size();
+  out["duplicates"] = hits.size() - keys.size();
+  out["requests_without_key"] = unkeyed;
+  out["missing"] = expected_rows > keys.size() ? expected_rows - keys.size() : 0;
+  out["states"] = state_counts(conn);
+  out["attempt_log_rows"] = conn.scalar("SELECT count(*) FROM event_delivery_attempt");
+  out["rows_with_retries"] = conn.scalar("SELECT count(*) FROM event_delivery WHERE attempts > 1");
+  out["sink_tls_sessions"] = s.sink().connections();
+  out["dispatcher_cpu_seconds_total"] = stop.cpu_seconds;
+  // VmHWM of the dispatcher's own address space (peak resident set since exec),
+  // before SIGTERM and during shutdown. Not ru_maxrss: see child_process.
+  out["dispatcher_peak_rss_mb"] = std::max(stop.vm_hwm_mb, w.hwm);
+  out["dispatcher_vm_hwm_before_stop_mb"] = w.hwm;
+  out["dispatcher_ru_maxrss_mb"] = stop.max_rss_mb;
+  out["dispatcher_rss_when_ready_mb"] = s.rss_ready_mb();
+  out["dispatcher_exit_ok"] = stop.exited_ok && !stop.killed;
+  out["dispatcher_stop_seconds"] = stop.stop_seconds;
+  out["dispatcher_settings"] = s.settings();
+  out["dispatcher_log"] = s.proc().output_path();
+  out["dispatcher_log_problems"] = log_problems(s.proc().output_path());
+  return out;
+}
+
+}  // namespace outbox::bench
