@@ -4,7 +4,7 @@
 
 namespace outbox {
 
-adaptive_wake::action adaptive_wake::after_claim(clock::time_point now, bool found_rows) {
+adaptive_wake::action adaptive_wake::after_claim(clock::time_point now, std::size_t rows_found) {
   // A claim at or after a pending hand-over recheck consumes it.
   while (rechecks_done_ < options_.handover_rechecks.size() &&
          now >= asleep_at_ + options_.handover_rechecks[rechecks_done_]) {
@@ -13,9 +13,18 @@ adaptive_wake::action adaptive_wake::after_claim(clock::time_point now, bool fou
   if (!enabled_) return awake_ ? action::publish_asleep : action::none;
 
   const bool recent = last_found_ && now - *last_found_ <= options_.linger;
-  if (found_rows) {
+  if (rows_found > 0) {
     last_found_ = now;
-    if (!awake_) return recent ? action::publish_awake : action::none;
+    if (now - window_start_ > options_.linger) {
+      window_start_ = now;
+      window_rows_ = 0;
+    }
+    window_rows_ += rows_found;
+    if (!awake_) {
+      const double seconds = std::chrono::duration<double>(options_.linger).count();
+      const double threshold = std::max(2.0, options_.wake_rate * seconds);
+      return static_cast<double>(window_rows_) >= threshold ? action::publish_awake : action::none;
+    }
     return now - published_at_ >= options_.ttl / 3 ? action::publish_awake : action::none;
   }
   return awake_ && !recent ? action::publish_asleep : action::none;

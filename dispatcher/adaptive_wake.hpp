@@ -4,8 +4,10 @@
 // `awake_poll` without being notified, so the CRM's trigger may skip
 // pg_notify. Pure logic; the engine does the publishing.
 //
-//  - It goes awake when two claims within `linger` both found rows (a lone
-//    row now and then keeps using notifications, which are cheap when rare).
+//  - It goes awake when its claims found rows at `wake_rate` or more over a
+//    `linger`-long window. At lower rates each notification wakes a claim
+//    for a row or two: notifications are cheap then (commits rarely queue on
+//    NOTIFY's lock) and give the lowest latency, so it keeps using them.
 //  - While awake it claims at least every `awake_poll`, and re-publishes
 //    every ttl/3 so its entry never lapses while it is alive.
 //  - After `linger` without finding rows it withdraws, then claims at once and
@@ -23,6 +25,7 @@ struct adaptive_wake_options {
   std::chrono::steady_clock::duration linger = std::chrono::milliseconds(250);
   std::chrono::steady_clock::duration awake_poll = std::chrono::milliseconds(2);
   std::chrono::milliseconds ttl{10000};
+  double wake_rate = 500;  // rows per second found by claims
   std::array<std::chrono::steady_clock::duration, 3> handover_rechecks{
       std::chrono::milliseconds(0), std::chrono::milliseconds(25), std::chrono::milliseconds(250)};
 };
@@ -40,7 +43,7 @@ class adaptive_wake {
   [[nodiscard]] bool enabled() const noexcept { return enabled_; }
 
   // After every claim: what to publish now. Call published() once it is done.
-  [[nodiscard]] action after_claim(clock::time_point now, bool found_rows);
+  [[nodiscard]] action after_claim(clock::time_point now, std::size_t rows_found);
   void published(action a, clock::time_point now);
 
   // How long the claim loop may wait before claiming again; nullopt: no limit
@@ -55,6 +58,8 @@ class adaptive_wake {
   bool enabled_ = false;
   bool awake_ = false;
   std::optional<clock::time_point> last_found_;
+  clock::time_point window_start_{};  // rate window, `linger` long
+  std::size_t window_rows_ = 0;
   clock::time_point published_at_{};
   clock::time_point asleep_at_{};
   std::size_t rechecks_done_ = options_.handover_rechecks.size();  // none pending

@@ -41,7 +41,7 @@ constexpr std::string_view dest_prefix = "OUTBOX_DEST__";
 constexpr std::string_view dest_pattern = "OUTBOX_DEST__<PROVIDER>__<DESTINATION>__<KEY>";
 
 // Every global setting, in describe() order.
-constexpr std::array<std::string_view, 24> global_settings{
+constexpr std::array<std::string_view, 25> global_settings{
     "DATABASE_URL",
     "OUTBOX_INSTANCE_NAME",
     "OUTBOX_WAKE_MODE",
@@ -50,6 +50,7 @@ constexpr std::array<std::string_view, 24> global_settings{
     "OUTBOX_ADAPTIVE_LINGER_MS",
     "OUTBOX_ADAPTIVE_POLL_MS",
     "OUTBOX_ADAPTIVE_TTL_MS",
+    "OUTBOX_ADAPTIVE_WAKE_RATE",
     "OUTBOX_CLAIM_BATCH",
     "OUTBOX_MAX_IN_FLIGHT",
     "OUTBOX_LEASE_SECONDS",
@@ -469,6 +470,7 @@ void parse_globals(const raw_config& raw, config& cfg, std::vector<std::string>&
   const auto linger = r.integer("OUTBOX_ADAPTIVE_LINGER_MS", 250, 1, 60000);
   const auto awake_poll = r.integer("OUTBOX_ADAPTIVE_POLL_MS", 2, 1, 1000);
   const auto awake_ttl = r.integer("OUTBOX_ADAPTIVE_TTL_MS", 10000, 500, 600000);
+  const auto wake_rate = r.integer("OUTBOX_ADAPTIVE_WAKE_RATE", 500, 1, 1000000);
   const auto batch = r.integer("OUTBOX_CLAIM_BATCH", 100, 1, 1000);
   const auto in_flight = r.integer("OUTBOX_MAX_IN_FLIGHT", 256, 1, 100000);
   const auto lease = r.integer("OUTBOX_LEASE_SECONDS", 30, 1, 86400);
@@ -487,6 +489,7 @@ void parse_globals(const raw_config& raw, config& cfg, std::vector<std::string>&
   if (linger) cfg.adaptive_linger = milliseconds{*linger};
   if (awake_poll) cfg.adaptive_poll = milliseconds{*awake_poll};
   if (awake_ttl) cfg.adaptive_ttl = milliseconds{*awake_ttl};
+  if (wake_rate) cfg.adaptive_wake_rate = static_cast<int>(*wake_rate);
   if (batch) cfg.claim_batch = static_cast<int>(*batch);
   if (in_flight) cfg.max_in_flight = static_cast<int>(*in_flight);
   if (lease) cfg.lease = seconds{*lease};
@@ -719,6 +722,7 @@ std::string describe(const config& cfg) {
   line("OUTBOX_ADAPTIVE_LINGER_MS", std::to_string(cfg.adaptive_linger.count()));
   line("OUTBOX_ADAPTIVE_POLL_MS", std::to_string(cfg.adaptive_poll.count()));
   line("OUTBOX_ADAPTIVE_TTL_MS", std::to_string(cfg.adaptive_ttl.count()));
+  line("OUTBOX_ADAPTIVE_WAKE_RATE", std::to_string(cfg.adaptive_wake_rate));
   line("OUTBOX_CLAIM_BATCH", std::to_string(cfg.claim_batch));
   line("OUTBOX_MAX_IN_FLIGHT", std::to_string(cfg.max_in_flight));
   line("OUTBOX_LEASE_SECONDS", std::to_string(cfg.lease.count()));

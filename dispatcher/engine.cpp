@@ -47,6 +47,7 @@ adaptive_wake_options wake_options(const config& cfg) {
   o.linger = cfg.adaptive_linger;
   o.awake_poll = cfg.adaptive_poll;
   o.ttl = cfg.adaptive_ttl;
+  o.wake_rate = cfg.adaptive_wake_rate;
   return o;
 }
 
@@ -355,9 +356,9 @@ asio::awaitable<void> engine::async_claim_loop() {
       continue;
     }
     const bool full = static_cast<int>(rows.size()) == req.limit;
-    const bool found = !rows.empty();
+    const std::size_t found = rows.size();
     // Requests first: neither the wake-state write nor the next-due query may delay them.
-    if (found) dispatch(std::move(rows));
+    if (found > 0) dispatch(std::move(rows));
     co_await async_publish_wake(wake_signal_.after_claim(steady::now(), found));
     if (full) continue;  // more may be due right now
     std::optional<std::chrono::milliseconds> next_due;

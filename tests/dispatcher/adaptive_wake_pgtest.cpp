@@ -27,6 +27,7 @@ constexpr auto poll_interval = 3000ms;
 engine_harness adaptive_harness() {
   return engine_harness([](auto& env) {
     env["OUTBOX_ADAPTIVE_LINGER_MS"] = "50";
+    env["OUTBOX_ADAPTIVE_WAKE_RATE"] = "40";  // 2 rows in a 50 ms window
     env["OUTBOX_POLL_INTERVAL_MS"] = std::to_string(poll_interval.count());
   });
 }
@@ -35,12 +36,16 @@ bool marked_awake(const engine_harness& h) {
   return h.db.scalar("SELECT count(*) FROM outbox_dispatcher_awake WHERE awake_until > clock_timestamp()") > 0;
 }
 
-// Starts the engine, then inserts rows until it has published that it is awake.
+// Starts the engine, then inserts bursts of rows until it has published that it is awake.
 void start_and_drive_awake(engine_harness& h, std::int64_t& lead) {
   h.start();
   REQUIRE(eventually([&] { return h.logs().find("listening for new rows") != std::string::npos; }, 10s));
   REQUIRE(eventually([&] {
-    h.enqueue(lead++, "Warmup");
+    // Several rows per statement: rows pile up between claims, as under load.
+    h.db.query("SELECT enqueue_event_delivery(g, 'webhook', 'Warmup', '{}'::jsonb) "
+               "FROM generate_series($1::bigint, $1::bigint + 4) g",
+               {std::to_string(lead)});
+    lead += 5;
     return marked_awake(h);
   }, 10s));
 }
@@ -156,11 +161,15 @@ TEST_CASE("adaptive wake: bursts and gaps around the linger window; every row ar
       const std::chrono::milliseconds gaps[] = {0ms, 3ms, 45ms, 60ms, 120ms, 0ms, 10ms, 55ms};
       for (int i = 0; i < 48; ++i) {
         const std::int64_t lead = 10000 * (w + 1) + i;
-        outbox::test::sql(h.db.conninfo(), "SELECT enqueue_event_delivery($1, 'webhook', 'Burst', '{}'::jsonb)",
+        // Two rows per statement (lead and lead + 500000), so claims find rows piling up.
+        outbox::test::sql(h.db.conninfo(),
+                          "SELECT enqueue_event_delivery(l, 'webhook', 'Burst', '{}'::jsonb) "
+                          "FROM unnest(ARRAY[$1::bigint, $1::bigint + 500000]) l",
                           {std::to_string(lead)});
         {
           const std::lock_guard lock(mutex);
           committed[lead] = steady::now();
+          committed[lead + 500000] = committed[lead];
         }
         std::this_thread::sleep_for(gaps[(i + w) % std::size(gaps)]);  // the load pattern under test
       }

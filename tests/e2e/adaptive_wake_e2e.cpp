@@ -34,12 +34,16 @@ TEST_CASE("adaptive wake: a dispatcher killed while marked awake silences notifi
   // Stays awake for a minute after finding rows; polls only once a minute.
   auto& first = fx.start_dispatcher({{"OUTBOX_ADAPTIVE_TTL_MS", "1500"},
                                      {"OUTBOX_ADAPTIVE_LINGER_MS", "60000"},
+                                     {"OUTBOX_ADAPTIVE_WAKE_RATE", "1"},
                                      {"OUTBOX_POLL_INTERVAL_MS", "60000"}},
                                     "awake-then-killed");
   REQUIRE(first.wait_for_log("listening for new rows", 15s));
   long long lead = 1;
   REQUIRE(eventually([&] {
-    fx.enqueue(lead++);
+    fx.db.query("SELECT enqueue_event_delivery(g, 'webhook', 'Lead', '{}'::jsonb) "
+                "FROM generate_series($1::bigint, $1::bigint + 4) g",
+                {std::to_string(lead)});  // a burst: rows pile up between claims
+    lead += 5;
     return valid_marks(fx) > 0;
   }, 10s));
   REQUIRE(eventually([&] { return fx.count("state <> 'sent'") == 0; }, 10s));
@@ -82,7 +86,9 @@ TEST_CASE("adaptive wake: three dispatchers drain a concurrent stream; most stat
   std::vector<dispatcher_process*> dispatchers;
   for (int i = 1; i <= 3; ++i) {
     dispatchers.push_back(&fx.start_dispatcher(
-        {{"OUTBOX_CLAIM_BATCH", "20"}, {"OUTBOX_INSTANCE_NAME", "adaptive-" + std::to_string(i)}},
+        {{"OUTBOX_CLAIM_BATCH", "20"},
+         {"OUTBOX_ADAPTIVE_WAKE_RATE", "100"},  // each sees about a third of the stream on a loaded box
+         {"OUTBOX_INSTANCE_NAME", "adaptive-" + std::to_string(i)}},
         "dispatcher-" + std::to_string(i)));
   }
   for (auto* d : dispatchers) REQUIRE(d->wait_for_log("listening for new rows", 15s));
