@@ -23,7 +23,7 @@ namespace outbox {
 
 struct adaptive_wake_options {
   std::chrono::steady_clock::duration linger = std::chrono::milliseconds(250);
-  std::chrono::steady_clock::duration awake_poll = std::chrono::milliseconds(2);
+  std::chrono::steady_clock::duration awake_poll = std::chrono::milliseconds(20);
   std::chrono::milliseconds ttl{10000};
   double wake_rate = 500;  // rows per second found by claims
   std::array<std::chrono::steady_clock::duration, 3> handover_rechecks{

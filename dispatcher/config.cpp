@@ -468,7 +468,7 @@ void parse_globals(const raw_config& raw, config& cfg, std::vector<std::string>&
 
   const auto poll = r.integer("OUTBOX_POLL_INTERVAL_MS", 2000, 100, 60000);
   const auto linger = r.integer("OUTBOX_ADAPTIVE_LINGER_MS", 250, 1, 60000);
-  const auto awake_poll = r.integer("OUTBOX_ADAPTIVE_POLL_MS", 2, 1, 1000);
+  const auto awake_poll = r.integer("OUTBOX_ADAPTIVE_POLL_MS", 20, 1, 1000);
   const auto awake_ttl = r.integer("OUTBOX_ADAPTIVE_TTL_MS", 10000, 500, 600000);
   const auto wake_rate = r.integer("OUTBOX_ADAPTIVE_WAKE_RATE", 500, 1, 1000000);
   const auto batch = r.integer("OUTBOX_CLAIM_BATCH", 100, 1, 1000);

@@ -64,7 +64,7 @@ struct config {
   std::chrono::milliseconds poll_interval{2000};
   // Adaptive wake mode (sql/0003_wake_modes.sql, dispatcher/adaptive_wake.hpp).
   std::chrono::milliseconds adaptive_linger{250};  // stay awake this long after rows were last found
-  std::chrono::milliseconds adaptive_poll{2};      // while awake, claim at least this often
+  std::chrono::milliseconds adaptive_poll{20};     // while awake, claim at least this often
   std::chrono::milliseconds adaptive_ttl{10000};   // an awake mark lapses this long after its last refresh
   int adaptive_wake_rate = 500;                    // rows/s found by claims that make it go awake
   int claim_batch = 100;

@@ -40,7 +40,7 @@ TEST_CASE("adaptive wake: low rates keep using notifications; rows found at the 
   CHECK_FALSE(w.awake());  // only once published
   w.published(a, busy + claims * 5ms);
   CHECK(w.awake());
-  CHECK(w.max_idle(busy + claims * 5ms) == std::optional<adaptive_wake::clock::duration>(2ms));
+  CHECK(w.max_idle(busy + claims * 5ms) == std::optional<adaptive_wake::clock::duration>(20ms));
 }
 
 TEST_CASE("adaptive wake: awake re-publishes every ttl/3 while it finds rows, and withdraws after the linger") {
