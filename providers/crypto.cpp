@@ -43,23 +43,6 @@ bool is_base64_char(char c) {
 
 }  // namespace
 
-std::string hmac_sha256(std::string_view key, std::string_view data) {
-  mac_ctx_ptr ctx{EVP_MAC_CTX_new(hmac_algorithm()), &EVP_MAC_CTX_free};
-  if (!ctx) throw std::runtime_error("OpenSSL: EVP_MAC_CTX_new failed");
-  char digest_name[] = "SHA256";
-  const std::array<OSSL_PARAM, 2> params{OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
-                                         OSSL_PARAM_construct_end()};
-  std::string out(sha256_size, '\0');
-  std::size_t out_len = 0;
-  if (EVP_MAC_init(ctx.get(), bytes_of(key), key.size(), params.data()) != 1 ||
-      EVP_MAC_update(ctx.get(), bytes_of(data), data.size()) != 1 ||
-      EVP_MAC_final(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &out_len, out.size()) != 1 ||
-      out_len != sha256_size) {
-    throw std::runtime_error("OpenSSL: HMAC-SHA256 failed");
-  }
-  return out;
-}
-
 struct hmac_sha256_signer::state {
   EVP_MAC_CTX* ctx = nullptr;
 };
@@ -110,6 +93,8 @@ std::string hmac_sha256_signer::sign(std::initializer_list<std::string_view> par
   }
   return out;
 }
+
+std::string hmac_sha256(std::string_view key, std::string_view data) { return hmac_sha256_signer(key).sign({data}); }
 
 std::string sha256(std::string_view data) {
   std::string out(sha256_size, '\0');
