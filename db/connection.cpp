@@ -83,10 +83,34 @@ void connection::adopt_socket() {
   if (socket_fd_ >= 0) socket_.assign(socket_fd_);
 }
 
+namespace {
+
+pgconn_ptr start_connect(const std::string& conninfo, const connect_options& options) {
+  // dbname is expanded as the whole conninfo; the keywords after it add to it.
+  const std::string statement_timeout = "-c statement_timeout=" + std::to_string(options.statement_timeout.count());
+  std::vector<const char*> keys{"dbname"}, values{conninfo.c_str()};
+  if (!options.application_name.empty()) {
+    keys.push_back("fallback_application_name");
+    values.push_back(options.application_name.c_str());
+  }
+  if (options.statement_timeout.count() > 0) {
+    keys.push_back("options");
+    values.push_back(statement_timeout.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  pgconn_ptr raw(PQconnectStartParams(keys.data(), values.data(), 1));
+  // Before anything can produce a notice: libpq's default receiver prints to stderr.
+  if (raw) PQsetNoticeReceiver(raw.get(), &ignore_notice, nullptr);
+  return raw;
+}
+
+}  // namespace
+
 asio::awaitable<connection> connection::async_connect(asio::any_io_executor ex, std::string conninfo,
-                                                      clock::duration timeout) {
+                                                      clock::duration timeout, connect_options options) {
   const auto deadline = clock::now() + timeout;
-  pgconn_ptr raw(PQconnectStart(conninfo.c_str()));
+  pgconn_ptr raw = start_connect(conninfo, options);
   if (!raw) throw error(error_kind::connect, "cannot allocate a PostgreSQL connection");
   if (PQstatus(raw.get()) == CONNECTION_BAD) throw error(error_kind::connect, one_line(PQerrorMessage(raw.get())));
 
@@ -113,7 +137,6 @@ asio::awaitable<connection> connection::async_connect(asio::any_io_executor ex, 
     c.close();
     throw error(error_kind::connect, std::move(message));
   }
-  PQsetNoticeReceiver(c.conn_.get(), &ignore_notice, nullptr);
   co_return c;
 }
 

@@ -29,12 +29,28 @@ struct notification {
   int sender_pid = 0;
 };
 
+// Session settings sent with the start-up packet (no extra round trip).
+struct connect_options {
+  // Shown in pg_stat_activity; used only when the conninfo names none.
+  std::string application_name;
+  // Server-side statement_timeout (0: the server's default). A statement whose
+  // client deadline passed is closed client-side, but the server would still run
+  // it to the end; this bounds it there too.
+  std::chrono::milliseconds statement_timeout{0};
+};
+
 class connection {
  public:
   // Connects without blocking. `conninfo` is a libpq keyword string or URI; empty
   // means the libpq environment (PGHOST, PGDATABASE, ...). Throws db::error.
   [[nodiscard]] static asio::awaitable<connection> async_connect(asio::any_io_executor ex, std::string conninfo,
-                                                                 clock::duration timeout);
+                                                                 clock::duration timeout, connect_options options);
+  // No default argument on the coroutine itself: GCC 12 destroys a defaulted
+  // class-type argument of a coroutine twice.
+  [[nodiscard]] static asio::awaitable<connection> async_connect(asio::any_io_executor ex, std::string conninfo,
+                                                                 clock::duration timeout) {
+    return async_connect(std::move(ex), std::move(conninfo), timeout, connect_options{});
+  }
 
   connection(connection&&) noexcept = default;
   connection& operator=(connection&&) noexcept;

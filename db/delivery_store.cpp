@@ -1,133 +1,18 @@
 #include "db/delivery_store.hpp"
 
+#include "db/delivery_sql.hpp"
+#include "db/text_param.hpp"
+
 namespace outbox::db {
 namespace {
 
 using namespace std::chrono_literals;
 constexpr auto statement_timeout = 30s;
-
-// Expired leases first (recovery never waits for the sweeper), then due pending
-// rows in schedule order. Each branch reads its own partial index.
-constexpr const char* claim_sql = R"sql(
-WITH expired AS (
-    SELECT id FROM event_delivery
-    WHERE state = 'sending' AND lease_expires_at <= now() AND attempts < $5
-    ORDER BY lease_expires_at
-    LIMIT $4 FOR UPDATE SKIP LOCKED),
-due AS (
-    SELECT id FROM event_delivery
-    WHERE state = 'pending' AND next_attempt_at <= now()
-    ORDER BY next_attempt_at
-    LIMIT $4 FOR UPDATE SKIP LOCKED),
-picked AS (
-    SELECT id, true AS reclaimed FROM expired
-    UNION ALL
-    SELECT id, false FROM due
-    LIMIT $4)
-UPDATE event_delivery d
-SET state = 'sending', lease_owner = $1, lease_token = $2::uuid,
-    lease_expires_at = now() + $3::int * interval '1 second',
-    attempts = d.attempts + 1, updated_at = now()
-FROM picked
-WHERE d.id = picked.id
-RETURNING d.id, d.lead_project_id, d.provider, d.destination, d.event_name, d.idempotency_key,
-          d.payload::text, d.attempts, (extract(epoch FROM d.created_at) * 1000)::bigint, picked.reclaimed)sql";
-
-// One statement settles a whole batch and writes its attempts log. The fence
-// (token and state) makes a stale worker's update a no-op, logged as lease_lost.
-// Settle and renew run as unnamed statements on purpose: a prepared statement
-// switches to a generic plan after five runs, and the generic plan of these
-// unnest() joins cannot see the batch size, costing PostgreSQL about twice the
-// CPU per row (measured with bench/statement_stats.sh: 154 vs 69 us per row).
-constexpr const char* settle_sql = R"sql(
-WITH s AS (
-    SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::text[], $5::bigint[], $6::boolean[], $7::int[],
-                         $8::bigint[], $9::int[], $10::text[], $11::int[], $12::text[], $13::text[])
-        AS s(id, token, new_state, delay_ms, refund, attempt, started_ms, duration_ms, outcome,
-             http_status, error, excerpt)),
-upd AS (
-    UPDATE event_delivery d SET
-        state = s.new_state,
-        attempts = d.attempts - CASE WHEN s.refund THEN 1 ELSE 0 END,
-        next_attempt_at = CASE WHEN s.new_state = 'pending'
-                               THEN now() + s.delay_ms * interval '1 millisecond'
-                               ELSE d.next_attempt_at END,
-        sent_at = CASE WHEN s.new_state = 'sent' THEN now() ELSE d.sent_at END,
-        last_error = NULLIF(s.error, ''),
-        last_http_status = s.http_status,
-        provider_response = NULLIF(s.excerpt, ''),
-        lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-    FROM s
-    WHERE d.id = s.id AND d.lease_token = s.token AND d.state = 'sending'
-    RETURNING d.id),
-logged AS (
-    INSERT INTO event_delivery_attempt
-        (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, response_excerpt, lease_owner)
-    SELECT s.id, s.attempt, to_timestamp(s.started_ms / 1000.0), s.duration_ms,
-           CASE WHEN upd.id IS NULL THEN 'lease_lost' ELSE s.outcome END,
-           s.http_status, NULLIF(s.error, ''), NULLIF(s.excerpt, ''), $1
-    FROM s LEFT JOIN upd ON upd.id = s.id)
-SELECT id FROM upd)sql";
-
-// SKIP LOCKED: a row locked right now is being settled (or swept), so it needs
-// no renewal, and renewal must never wait: waiting while holding the locks of
-// other rows the settle wants next is a deadlock (seen under load, each one
-// stalling delivery for deadlock_timeout).
-constexpr const char* renew_sql = R"sql(
-WITH locked AS (
-    SELECT d.id FROM event_delivery d
-    JOIN unnest($1::bigint[], $2::uuid[]) AS s(id, token) ON d.id = s.id AND d.lease_token = s.token
-    WHERE d.state = 'sending'
-    FOR UPDATE OF d SKIP LOCKED)
-UPDATE event_delivery d SET lease_expires_at = now() + $3::int * interval '1 second'
-FROM locked WHERE d.id = locked.id)sql";
-
-constexpr const char* release_sql = R"sql(
-UPDATE event_delivery d SET
-    state = 'pending', attempts = greatest(d.attempts - 1, 0), next_attempt_at = now(),
-    lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-FROM unnest($1::bigint[], $2::uuid[]) AS s(id, token)
-WHERE d.id = s.id AND d.lease_token = s.token AND d.state = 'sending')sql";
-
-constexpr const char* sweep_dry_run_sql = R"sql(
-SELECT id, provider, destination, lease_owner, attempts,
-       CASE WHEN attempts >= $3 THEN 'dead'
-            WHEN provider || '/' || destination = ANY($4::text[]) THEN 'held' ELSE 'pending' END,
-       extract(epoch FROM now() - lease_expires_at)::float8
-FROM event_delivery
-WHERE state = 'sending' AND lease_expires_at <= now() - $2::int * interval '1 second'
-  AND ($1::text IS NULL OR provider = $1)
-ORDER BY lease_expires_at)sql";
-
-constexpr const char* sweep_sql = R"sql(
-WITH expired AS (
-    SELECT id, lease_owner, extract(epoch FROM now() - lease_expires_at)::float8 AS ago
-    FROM event_delivery
-    WHERE state = 'sending' AND lease_expires_at <= now() - $2::int * interval '1 second'
-      AND ($1::text IS NULL OR provider = $1)
-    ORDER BY lease_expires_at
-    FOR UPDATE SKIP LOCKED),
-upd AS (
-    UPDATE event_delivery d SET
-        state = CASE WHEN d.attempts >= $3 THEN 'dead'
-                     WHEN d.provider || '/' || d.destination = ANY($4::text[]) THEN 'held' ELSE 'pending' END,
-        next_attempt_at = now(),
-        last_error = CASE WHEN d.attempts >= $3
-            THEN format('lease of %s expired on attempt %s and no attempts are left', e.lease_owner, d.attempts)
-            ELSE format('lease of %s expired; reset by the sweeper', e.lease_owner) END,
-        lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-    FROM expired e
-    WHERE d.id = e.id
-    RETURNING d.id, d.provider, d.destination, e.lease_owner, d.attempts, d.state, e.ago),
-logged AS (
-    INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, error, lease_owner)
-    SELECT id, attempts, now(), 0, 'lease_expired', 'lease expired; row reset to ' || state, lease_owner FROM upd)
-SELECT * FROM upd ORDER BY id)sql";
-
-constexpr const char* next_due_sql = R"sql(
-SELECT (extract(epoch FROM least(
-            (SELECT min(next_attempt_at) FROM event_delivery WHERE state = 'pending'),
-            (SELECT min(lease_expires_at) FROM event_delivery WHERE state = 'sending')) - now()) * 1000)::bigint)sql";
+// Bounds of the free-form texts a settle stores (the columns are text; these
+// keep rows and the attempts log small).
+constexpr std::size_t max_error_bytes = 2000;
+constexpr std::size_t max_excerpt_bytes = 2000;
+constexpr std::size_t max_outcome_bytes = 64;
 
 std::string_view state_text(settle_state s) {
   switch (s) {
@@ -152,47 +37,58 @@ std::string bool_array(const std::vector<bool>& values) {
   return out + "}";
 }
 
+std::int64_t epoch_ms(sys_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
 std::vector<swept_row> swept_rows(const result& r) {
   std::vector<swept_row> rows;
   for (int i = 0; i < r.rows(); ++i) {
     rows.push_back({r.int64(i, 0), std::string(r.text(i, 1)), std::string(r.text(i, 2)), std::string(r.text(i, 3)),
-                    static_cast<int>(r.int64(i, 4)), std::string(r.text(i, 5)), std::stod(std::string(r.text(i, 6)))});
+                    static_cast<int>(r.int64(i, 4)), std::string(r.text(i, 5)), std::stod(std::string(r.text(i, 6))),
+                    r.boolean(i, 7)});
   }
   return rows;
 }
 
-}  // namespace
+claimed_row claimed_from(const result& r, int i, const std::string& token) {
+  claimed_row row;
+  row.id = r.int64(i, 0);
+  row.lead_project_id = r.int64(i, 1);
+  row.provider = r.text(i, 2);
+  row.destination = r.text(i, 3);
+  row.event_name = r.text(i, 4);
+  row.idempotency_key = r.text(i, 5);
+  row.payload = r.text(i, 6);
+  row.attempts = static_cast<int>(r.int64(i, 7));
+  row.created_at = sys_clock::time_point(std::chrono::milliseconds(r.int64(i, 8)));
+  row.lease_token = token;
+  row.reclaimed = r.boolean(i, 9);
+  return row;
+}
 
-asio::awaitable<std::vector<claimed_row>> async_claim(connection& conn, const claim_request& req) {
-  params args{req.owner, req.token, std::to_string(req.lease.count()), std::to_string(req.limit),
-              std::to_string(req.max_attempts)};
-  const auto r = co_await conn.async_query_prepared("outbox_claim", claim_sql, std::move(args), statement_timeout);
+asio::awaitable<std::vector<claimed_row>> claim(connection& conn, const claim_request& req) {
+  params args{req.owner,
+              req.token,
+              std::to_string(req.lease.count()),
+              std::to_string(req.limit),
+              std::to_string(req.max_attempts),
+              text_array(req.skip_destinations),
+              req.only_destination};
+  const auto r = co_await conn.async_query_prepared("outbox_claim_v2", sql::claim, std::move(args), statement_timeout);
   std::vector<claimed_row> rows;
   rows.reserve(static_cast<std::size_t>(r.rows()));
-  for (int i = 0; i < r.rows(); ++i) {
-    claimed_row row;
-    row.id = r.int64(i, 0);
-    row.lead_project_id = r.int64(i, 1);
-    row.provider = r.text(i, 2);
-    row.destination = r.text(i, 3);
-    row.event_name = r.text(i, 4);
-    row.idempotency_key = r.text(i, 5);
-    row.payload = r.text(i, 6);
-    row.attempts = static_cast<int>(r.int64(i, 7));
-    row.created_at = sys_clock::time_point(std::chrono::milliseconds(r.int64(i, 8)));
-    row.lease_token = req.token;
-    row.reclaimed = r.boolean(i, 9);
-    rows.push_back(std::move(row));
-  }
+  for (int i = 0; i < r.rows(); ++i) rows.push_back(claimed_from(r, i, req.token));
   co_return rows;
 }
 
-asio::awaitable<std::vector<std::int64_t>> async_settle(connection& conn, std::string owner,
-                                                        std::span<const settlement> batch) {
+// The settle's parameters: one array per column, every text cleaned so that no
+// provider message can make PostgreSQL reject the statement.
+params settle_params(std::string owner, std::span<const settlement> batch) {
   std::vector<std::int64_t> ids, delays, started, durations, attempts;
-  std::vector<std::string> tokens, states, outcomes, errors, excerpts;
+  std::vector<std::string> tokens, states, outcomes, errors, excerpts, notes;
   std::vector<std::optional<std::string>> statuses;
-  std::vector<bool> refunds;
+  std::vector<bool> refunds, logged;
   for (const auto& s : batch) {
     ids.push_back(s.id);
     tokens.push_back(s.lease_token);
@@ -200,51 +96,119 @@ asio::awaitable<std::vector<std::int64_t>> async_settle(connection& conn, std::s
     delays.push_back(s.retry_delay.count());
     refunds.push_back(s.refund_attempt);
     attempts.push_back(s.attempt);
-    started.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(s.started_at.time_since_epoch()).count());
+    started.push_back(epoch_ms(s.started_at));
     durations.push_back(s.duration.count());
-    outcomes.push_back(s.outcome);
+    outcomes.push_back(clean_text(s.outcome, max_outcome_bytes));
     statuses.push_back(s.http_status ? std::optional(std::to_string(*s.http_status)) : std::nullopt);
-    errors.push_back(s.error);
-    excerpts.push_back(s.response_excerpt);
+    errors.push_back(clean_text(s.error, max_error_bytes));
+    excerpts.push_back(clean_text(s.response_excerpt, max_excerpt_bytes));
+    logged.push_back(s.log_attempt);
+    notes.push_back(clean_text(s.note, max_error_bytes));
   }
-  params args{std::move(owner),         int_array(ids),      text_array(tokens),    text_array(states),
-              int_array(delays),        bool_array(refunds), int_array(attempts),   int_array(started),
-              int_array(durations),     text_array(outcomes), text_array(statuses), text_array(errors),
-              text_array(excerpts)};
-  const auto r = co_await conn.async_query(settle_sql, std::move(args), statement_timeout);
-  std::vector<std::int64_t> settled;
-  settled.reserve(static_cast<std::size_t>(r.rows()));
-  for (int i = 0; i < r.rows(); ++i) settled.push_back(r.int64(i, 0));
-  co_return settled;
+  return params{std::move(owner),     int_array(ids),       text_array(tokens),   text_array(states),
+                int_array(delays),    bool_array(refunds),  int_array(attempts),  int_array(started),
+                int_array(durations), text_array(outcomes), text_array(statuses), text_array(errors),
+                text_array(excerpts), bool_array(logged), text_array(notes)};
 }
 
-asio::awaitable<std::int64_t> async_renew(connection& conn, std::span<const std::int64_t> ids,
-                                          std::span<const std::string> tokens, std::chrono::seconds lease) {
+asio::awaitable<settle_report> settle(connection& conn, std::string owner, std::span<const settlement> batch) {
+  const auto r = co_await conn.async_query(sql::settle, settle_params(std::move(owner), batch), statement_timeout);
+  settle_report report;
+  report.applied.reserve(static_cast<std::size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) {
+    (r.boolean(i, 1) ? report.applied : report.already_applied).push_back(r.int64(i, 0));
+  }
+  co_return report;
+}
+
+asio::awaitable<std::int64_t> renew(connection& conn, std::span<const std::int64_t> ids,
+                                    std::span<const std::string> tokens, std::chrono::seconds lease) {
   params args{int_array(ids), text_array(tokens), std::to_string(lease.count())};
-  const auto r = co_await conn.async_query(renew_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(sql::renew, std::move(args), statement_timeout);
   co_return r.affected();
 }
 
-asio::awaitable<std::int64_t> async_release(connection& conn, std::span<const std::int64_t> ids,
-                                            std::span<const std::string> tokens) {
-  params args{int_array(ids), text_array(tokens)};
-  const auto r = co_await conn.async_query(release_sql, std::move(args), statement_timeout);
-  co_return r.affected();
+asio::awaitable<std::vector<std::int64_t>> release_orphans(connection& conn, const std::string& owner,
+                                                           std::span<const std::string> held_tokens) {
+  params args{owner, text_array(held_tokens)};
+  const auto r = co_await conn.async_query(sql::release_orphans, std::move(args), statement_timeout);
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < r.rows(); ++i) ids.push_back(r.int64(i, 0));
+  co_return ids;
 }
 
-asio::awaitable<std::vector<swept_row>> async_sweep(connection& conn, const sweep_request& req) {
+const std::string& sweep_statement(bool dry_run) {
+  static const std::string wet =
+      std::string("WITH expired AS (") + sql::sweep_candidates + " FOR UPDATE OF d SKIP LOCKED)" + sql::sweep_tail;
+  static const std::string dry = std::string("WITH expired AS (") + sql::sweep_candidates + ")" + sql::sweep_dry_run_tail;
+  return dry_run ? dry : wet;
+}
+
+asio::awaitable<std::vector<swept_row>> sweep(connection& conn, const sweep_request& req) {
   params args{req.provider, std::to_string(req.older_than.count()), std::to_string(req.max_attempts),
               text_array(req.hold_destinations)};
-  const auto r =
-      co_await conn.async_query(req.dry_run ? sweep_dry_run_sql : sweep_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(sweep_statement(req.dry_run), std::move(args), statement_timeout);
   co_return swept_rows(r);
 }
 
-asio::awaitable<std::optional<std::chrono::milliseconds>> async_next_due(connection& conn) {
-  const auto r = co_await conn.async_query_prepared("outbox_next_due", next_due_sql, {}, statement_timeout);
+asio::awaitable<std::optional<std::chrono::milliseconds>> next_due(connection& conn,
+                                                                   std::span<const std::string> skip_destinations) {
+  params args{text_array(skip_destinations)};
+  const auto r = co_await conn.async_query_prepared("outbox_next_due_v2", sql::next_due, std::move(args),
+                                                    statement_timeout);
   const auto ms = r.opt_int64(0, 0);
   if (!ms) co_return std::nullopt;
   co_return std::chrono::milliseconds(std::max<std::int64_t>(*ms, 0));
+}
+
+asio::awaitable<void> record_policies(connection& conn, const std::string& owner,
+                                      std::span<const destination_policy> policies) {
+  std::vector<std::string> providers, destinations;
+  std::vector<bool> holds;
+  std::vector<std::int64_t> max_attempts;
+  for (const auto& p : policies) {
+    providers.push_back(p.provider);
+    destinations.push_back(p.destination);
+    holds.push_back(p.hold_reclaimed);
+    max_attempts.push_back(p.max_attempts);
+  }
+  params args{text_array(providers), text_array(destinations), bool_array(holds), int_array(max_attempts), owner};
+  (void)co_await conn.async_query(sql::record_policies, std::move(args), statement_timeout);
+}
+
+}  // namespace
+
+asio::awaitable<outcome<std::vector<claimed_row>>> async_claim(connection& conn, const claim_request& req) {
+  co_return co_await async_try(claim(conn, req));
+}
+
+asio::awaitable<outcome<settle_report>> async_settle(connection& conn, std::string owner,
+                                                     std::span<const settlement> batch) {
+  co_return co_await async_try(settle(conn, std::move(owner), batch));
+}
+
+asio::awaitable<outcome<std::int64_t>> async_renew(connection& conn, std::span<const std::int64_t> ids,
+                                                   std::span<const std::string> tokens, std::chrono::seconds lease) {
+  co_return co_await async_try(renew(conn, ids, tokens, lease));
+}
+
+asio::awaitable<outcome<std::vector<std::int64_t>>> async_release_orphans(connection& conn, const std::string& owner,
+                                                                          std::span<const std::string> held_tokens) {
+  co_return co_await async_try(release_orphans(conn, owner, held_tokens));
+}
+
+asio::awaitable<outcome<std::vector<swept_row>>> async_sweep(connection& conn, const sweep_request& req) {
+  co_return co_await async_try(sweep(conn, req));
+}
+
+asio::awaitable<outcome<std::optional<std::chrono::milliseconds>>> async_next_due(
+    connection& conn, std::span<const std::string> skip_destinations) {
+  co_return co_await async_try(next_due(conn, skip_destinations));
+}
+
+asio::awaitable<outcome<void>> async_record_policies(connection& conn, const std::string& owner,
+                                                     std::span<const destination_policy> policies) {
+  co_return co_await async_try(record_policies(conn, owner, policies));
 }
 
 }  // namespace outbox::db

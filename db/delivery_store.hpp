@@ -1,7 +1,8 @@
 #pragma once
 // Every statement the engine runs against event_delivery: claim, settle, renew,
-// release, sweep. Each is one short transaction, parameterized, and fenced by
-// the lease token so a stale worker can never overwrite a newer outcome.
+// release of lost claims, sweep. Each is one short transaction, parameterized,
+// and fenced by the lease token so a stale worker can never overwrite a newer
+// outcome. I/O failures come back as values (db::outcome), never as throws.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "db/connection.hpp"
+#include "db/error.hpp"
 
 namespace outbox::db {
 
@@ -37,6 +39,10 @@ struct claim_request {
   std::chrono::seconds lease{30};
   int limit = 100;
   int max_attempts = 12;  // expired leases at or past this are left for the sweeper to kill
+  // "provider/destination" keys whose rows stay where they are (paused, circuit open).
+  std::vector<std::string> skip_destinations;
+  // When set, only this "provider/destination" (the probe after a pause).
+  std::optional<std::string> only_destination;
 };
 
 // held: kept for on-call review, never retried automatically (see provider::hold_reclaimed).
@@ -47,24 +53,34 @@ struct settlement {
   std::string lease_token;
   settle_state state = settle_state::pending;
   std::chrono::milliseconds retry_delay{0};  // for pending
-  bool refund_attempt = false;  // pending without counting this attempt (paused destination)
+  bool refund_attempt = false;  // pending without counting this attempt (nothing was sent)
+  bool log_attempt = true;      // false for put-backs that made no request: no attempts-log row
   int attempt = 0;              // attempt number, for the log
   sys_clock::time_point started_at;
   std::chrono::milliseconds duration{0};
   std::string outcome;  // attempt log outcome: delivered, retry, dead, paused...
   std::optional<int> http_status;
-  std::string error;
-  std::string response_excerpt;
+  std::string error;             // cleaned (valid UTF-8, no NUL, bounded) before it is sent
+  std::string response_excerpt;  // likewise
+  std::string note;              // attempts log only: what else to know about the attempt
+};
+
+// What a settle did with each row of the batch. A row in neither list lost its
+// lease (another worker owns it now); its outcome was logged as lease_lost.
+struct settle_report {
+  std::vector<std::int64_t> applied;
+  // Already settled under the same token: an earlier send of this settle
+  // committed although its answer was lost.
+  std::vector<std::int64_t> already_applied;
 };
 
 struct sweep_request {
   bool dry_run = false;
   std::optional<std::string> provider;
   std::chrono::seconds older_than{0};  // lease expired at least this long ago
-  int max_attempts = 12;               // rows at or past it become dead instead of pending
-  // "provider/destination" keys whose expired rows go to `held` instead of pending
-  // (destinations that must not resend after an uncertain attempt).
-  std::vector<std::string> hold_destinations;
+  // Defaults for destinations with no recorded policy (outbox_destination_policy).
+  int max_attempts = 12;
+  std::vector<std::string> hold_destinations;  // "provider/destination"
 };
 
 struct swept_row {
@@ -75,29 +91,47 @@ struct swept_row {
   int attempts = 0;
   std::string new_state;
   double expired_seconds_ago = 0;
+  bool policy_known = false;  // a dispatcher recorded this destination's policy
+};
+
+// What a dispatcher records about one configured destination (sql/0004).
+struct destination_policy {
+  std::string provider;
+  std::string destination;
+  bool hold_reclaimed = false;
+  int max_attempts = 12;
 };
 
 // Claims up to `limit` due rows (pending and due, or sending with an expired lease).
-[[nodiscard]] asio::awaitable<std::vector<claimed_row>> async_claim(connection& conn, const claim_request& req);
+[[nodiscard]] asio::awaitable<outcome<std::vector<claimed_row>>> async_claim(connection& conn,
+                                                                             const claim_request& req);
 
-// Applies outcomes and logs each attempt; returns the ids actually settled. Rows
-// missing from the result lost their lease (another worker owns them now).
-[[nodiscard]] asio::awaitable<std::vector<std::int64_t>> async_settle(connection& conn, std::string owner,
-                                                                      std::span<const settlement> batch);
+// Applies outcomes and logs each attempt. Safe to send again when the answer
+// was lost: rows it already recorded are reported, not changed twice.
+[[nodiscard]] asio::awaitable<outcome<settle_report>> async_settle(connection& conn, std::string owner,
+                                                                   std::span<const settlement> batch);
 
 // Extends the leases this worker still holds; returns how many were extended.
-[[nodiscard]] asio::awaitable<std::int64_t> async_renew(connection& conn, std::span<const std::int64_t> ids,
-                                                        std::span<const std::string> tokens,
-                                                        std::chrono::seconds lease);
+[[nodiscard]] asio::awaitable<outcome<std::int64_t>> async_renew(connection& conn, std::span<const std::int64_t> ids,
+                                                                 std::span<const std::string> tokens,
+                                                                 std::chrono::seconds lease);
 
-// Gives rows back unsent (shutdown): pending now, the attempt not counted.
-[[nodiscard]] asio::awaitable<std::int64_t> async_release(connection& conn, std::span<const std::int64_t> ids,
-                                                          std::span<const std::string> tokens);
+// Gives back rows in `sending` under `owner` whose token is none of
+// `held_tokens` (claims whose answer was lost): pending now, the attempt not
+// counted, nothing logged. Returns their ids. Run it between claims.
+[[nodiscard]] asio::awaitable<outcome<std::vector<std::int64_t>>> async_release_orphans(
+    connection& conn, const std::string& owner, std::span<const std::string> held_tokens);
 
 // Resets expired leases (or lists them with dry_run) and logs each in the attempts table.
-[[nodiscard]] asio::awaitable<std::vector<swept_row>> async_sweep(connection& conn, const sweep_request& req);
+[[nodiscard]] asio::awaitable<outcome<std::vector<swept_row>>> async_sweep(connection& conn, const sweep_request& req);
 
 // Time until the earliest future next_attempt_at or lease expiry; nullopt when nothing is waiting.
-[[nodiscard]] asio::awaitable<std::optional<std::chrono::milliseconds>> async_next_due(connection& conn);
+// Rows of `skip_destinations` are ignored (the claim leaves them alone).
+[[nodiscard]] asio::awaitable<outcome<std::optional<std::chrono::milliseconds>>> async_next_due(
+    connection& conn, std::span<const std::string> skip_destinations);
+
+// Upserts the policies of this dispatcher's destinations.
+[[nodiscard]] asio::awaitable<outcome<void>> async_record_policies(connection& conn, const std::string& owner,
+                                                                   std::span<const destination_policy> policies);
 
 }  // namespace outbox::db

@@ -17,23 +17,13 @@ std::int64_t result::affected() const {
   return v;
 }
 
-int result::column(std::string_view name) const {
-  const std::string key(name);
-  const int c = res_ ? PQfnumber(res_.get(), key.c_str()) : -1;
-  if (c < 0) throw std::out_of_range("no column named " + key);
-  return c;
-}
-
 bool result::is_null(int row, int col) const { return PQgetisnull(res_.get(), row, col) != 0; }
 
-std::string_view result::text(int row, int col) const {
+std::string_view result::text(int row, int col) const& {
   return {PQgetvalue(res_.get(), row, col), static_cast<std::size_t>(PQgetlength(res_.get(), row, col))};
 }
 
-std::optional<std::string> result::opt_text(int row, int col) const {
-  if (is_null(row, col)) return std::nullopt;
-  return std::string(text(row, col));
-}
+std::string result::text(int row, int col) const&& { return std::string(text(row, col)); }
 
 std::int64_t result::int64(int row, int col) const {
   const auto v = opt_int64(row, col);

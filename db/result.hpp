@@ -18,13 +18,14 @@ class result {
   [[nodiscard]] int columns() const noexcept;
   // Rows changed by INSERT/UPDATE/DELETE (0 for other statements).
   [[nodiscard]] std::int64_t affected() const;
-  // Column index by name; throws std::out_of_range for an unknown name.
-  [[nodiscard]] int column(std::string_view name) const;
 
   [[nodiscard]] bool is_null(int row, int col) const;
-  // Text value; an empty view for NULL.
-  [[nodiscard]] std::string_view text(int row, int col) const;
-  [[nodiscard]] std::optional<std::string> opt_text(int row, int col) const;
+  // Text value; an empty view for NULL. The view points into the libpq result, so
+  // it is valid only while this result lives: copy it (std::string) to keep it.
+  [[nodiscard]] std::string_view text(int row, int col) const&;
+  // On a temporary (`db.query(...).text(0, 0)`) the value is copied, since the
+  // result is freed at the end of the statement and a view would dangle.
+  [[nodiscard]] std::string text(int row, int col) const&&;
   [[nodiscard]] std::int64_t int64(int row, int col) const;  // throws on NULL or non-number
   [[nodiscard]] std::optional<std::int64_t> opt_int64(int row, int col) const;
   [[nodiscard]] bool boolean(int row, int col) const;  // 't' / 'f'

@@ -48,9 +48,6 @@ class async_limiter {
     }
   }
 
-  [[nodiscard]] std::size_t in_use() const noexcept { return used_; }
-  [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
-  [[nodiscard]] std::size_t waiting() const noexcept { return waiters_.size(); }
 
  private:
   struct waiter {

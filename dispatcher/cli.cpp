@@ -1,5 +1,6 @@
 #include "dispatcher/cli.hpp"
 #include "dispatcher/config.hpp"
+#include "dispatcher/terminal_text.hpp"
 
 #include <unistd.h>
 
@@ -88,7 +89,8 @@ int main(std::span<const std::string> args) {
     try {
       return c.run(args.subspan(1));
     } catch (const std::exception& e) {
-      std::cerr << "dispatcher " << c.name << ": error: " << e.what() << "\n";
+      // Database errors can quote row data: escaped for the terminal.
+      std::cerr << "dispatcher " << c.name << ": error: " << terminal_text(e.what()) << "\n";
       return exit_failure;
     }
   }

@@ -134,49 +134,49 @@ void print_text(const db::ledger_import_summary& s) {
   if (s.dry_run) std::cout << "\ndry run: nothing changed; run again without --dry-run to import\n";
 }
 
-}  // namespace
-
-int import_ledgers_command(std::span<const std::string> args) {
-  arg_reader r(args);
+struct import_args {
   db::ledger_import_request req;
-  std::vector<db::ledger_mapping> ledgers;
+  std::vector<db::ledger_mapping> ledgers;  // from --ledger: replace the defaults when any is given
   bool json = false;
-  while (!r.done()) {
-    if (r.flag("--help") || r.flag("-h")) {
-      std::cout << help;
-      return exit_ok;
+};
+
+// One option into `a`; false (after printing why) when it is not usable.
+bool read_option(arg_reader& r, import_args& a) {
+  db::ledger_import_request& req = a.req;
+  if (r.flag("--dry-run")) {
+    req.dry_run = true;
+  } else if (r.flag("--json")) {
+    a.json = true;
+  } else if (auto t = r.option("--table")) {
+    req.table = *t;
+  } else if (auto c = r.option("--id-column")) {
+    req.id_column = *c;
+  } else if (auto d = r.option("--destination")) {
+    req.destination = *d;
+  } else if (auto l = r.option("--ledger")) {
+    const auto eq = l->find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == l->size()) {
+      std::cerr << command << ": --ledger wants COLUMN=PROVIDER, e.g. capi_events_sent=meta; got '" << *l << "'\n";
+      return false;
     }
-    if (r.flag("--dry-run")) {
-      req.dry_run = true;
-    } else if (r.flag("--json")) {
-      json = true;
-    } else if (auto t = r.option("--table")) {
-      req.table = *t;
-    } else if (auto c = r.option("--id-column")) {
-      req.id_column = *c;
-    } else if (auto d = r.option("--destination")) {
-      req.destination = *d;
-    } else if (auto l = r.option("--ledger")) {
-      const auto eq = l->find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == l->size()) {
-        std::cerr << command << ": --ledger wants COLUMN=PROVIDER, e.g. capi_events_sent=meta; got '" << *l << "'\n";
-        return exit_usage;
-      }
-      ledgers.push_back({l->substr(0, eq), l->substr(eq + 1)});
-    } else if (auto b = r.option("--batch-size")) {
-      int n = 0;
-      const auto [p, ec] = std::from_chars(b->data(), b->data() + b->size(), n);
-      if (ec != std::errc{} || p != b->data() + b->size() || n < 1 || n > 100000) {
-        std::cerr << command << ": --batch-size must be 1..100000; got '" << *b << "'\n";
-        return exit_usage;
-      }
-      req.batch_size = n;
-    } else {
-      std::cerr << command << ": unknown or incomplete option '" << (r.done() ? "" : r.current()) << "'\n" << help;
-      return exit_usage;
+    a.ledgers.push_back({l->substr(0, eq), l->substr(eq + 1)});
+  } else if (auto b = r.option("--batch-size")) {
+    int n = 0;
+    const auto [p, ec] = std::from_chars(b->data(), b->data() + b->size(), n);
+    if (ec != std::errc{} || p != b->data() + b->size() || n < 1 || n > 100000) {
+      std::cerr << command << ": --batch-size must be 1..100000; got '" << *b << "'\n";
+      return false;
     }
+    req.batch_size = n;
+  } else {
+    std::cerr << command << ": unknown or incomplete option '" << (r.done() ? "" : r.current()) << "'\n" << help;
+    return false;
   }
-  if (!ledgers.empty()) req.ledgers = std::move(ledgers);
+  return true;
+}
+
+// Prints every problem of `req` (all of them, not just the first); false when there is any.
+bool check_request(const db::ledger_import_request& req) {
   bool bad = false;
   for (const auto& problem : db::validate(req)) {
     std::cerr << command << ": " << problem << "\n";
@@ -189,13 +189,17 @@ int import_ledgers_command(std::span<const std::string> args) {
       bad = true;
     }
   }
-  if (bad) return exit_usage;
+  return !bad;
+}
 
-  req.on_batch = [](const db::ledger_import_progress& p) {
-    if (p.batches % progress_every_batches == 0) {
-      std::cerr << command << ": " << p.leads_scanned << " lead(s) scanned (up to id " << p.last_id << ")\n";
-    }
-  };
+void print_progress(const db::ledger_import_progress& p) {
+  if (p.batches % progress_every_batches == 0) {
+    std::cerr << command << ": " << p.leads_scanned << " lead(s) scanned (up to id " << p.last_id << ")\n";
+  }
+}
+
+// Imports and prints the summary; a table or column that is missing or unusable is a usage error.
+int run_import(const db::ledger_import_request& req, bool json) {
   return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
     db::ledger_import_summary summary;
     std::string problem;
@@ -216,6 +220,25 @@ int import_ledgers_command(std::span<const std::string> args) {
     }
     co_return exit_ok;
   });
+}
+
+}  // namespace
+
+int import_ledgers_command(std::span<const std::string> args) {
+  arg_reader r(args);
+  import_args a;
+  while (!r.done()) {
+    if (r.flag("--help") || r.flag("-h")) {
+      std::cout << help;
+      return exit_ok;
+    }
+    if (!read_option(r, a)) return exit_usage;
+  }
+  if (!a.ledgers.empty()) a.req.ledgers = std::move(a.ledgers);
+  if (!check_request(a.req)) return exit_usage;
+
+  a.req.on_batch = print_progress;
+  return run_import(a.req, a.json);
 }
 
 }  // namespace outbox::cli

@@ -5,6 +5,7 @@
 #include "db/operations_store.hpp"
 #include "dispatcher/cli.hpp"
 #include "dispatcher/cli_args.hpp"
+#include "dispatcher/terminal_text.hpp"
 
 namespace outbox::cli {
 namespace {
@@ -16,10 +17,36 @@ provider response, payload) and its attempts log, oldest first.
 Exit code 1 when no row has that id.
 )";
 
+// JSON text for the terminal. dump() escapes C0 controls but keeps DEL and C1
+// (U+009B is a one-byte CSI) as they are.
+std::string json_text(const nlohmann::json& v) {
+  return terminal_text(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+// A value from the database for the terminal: CRM payloads, provider errors
+// and responses may hold escape sequences (dispatcher/terminal_text.hpp).
 std::string text(const nlohmann::json& v) {
   if (v.is_null()) return "-";
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump();
+  if (v.is_string()) return terminal_text(v.get<std::string>());
+  return json_text(v);
+}
+
+void print_row(const nlohmann::json& doc) {
+  const auto& row = doc["row"];
+  for (const char* key : {"id", "lead_project_id", "provider", "destination", "event_name", "idempotency_key",
+                          "state", "attempts", "next_attempt_at", "lease_owner", "lease_expires_at", "sent_at",
+                          "last_http_status", "last_error", "provider_response", "created_at", "updated_at"}) {
+    std::cout << std::string(18 - std::string_view(key).size(), ' ') << key << "  " << text(row[key]) << "\n";
+  }
+  std::cout << std::string(11, ' ') << "payload  " << json_text(row["payload"]) << "\n\nattempts:\n";
+  if (doc["attempts"].empty()) std::cout << "  (none yet)\n";
+  for (const auto& a : doc["attempts"]) {
+    std::cout << "  #" << text(a["attempt"]) << "  " << text(a["started_at"]) << "  " << text(a["outcome"])
+              << "  http " << text(a["http_status"]) << "  " << text(a["duration_ms"]) << " ms  by "
+              << text(a["lease_owner"]) << "\n";
+    if (!a["error"].is_null()) std::cout << "      error: " << text(a["error"]) << "\n";
+    if (!a["response_excerpt"].is_null()) std::cout << "      response: " << text(a["response_excerpt"]) << "\n";
+  }
 }
 
 }  // namespace
@@ -60,21 +87,7 @@ int inspect_command(std::span<const std::string> args) {
       std::cout << doc.dump(2) << "\n";
       co_return exit_ok;
     }
-    const auto& row = doc["row"];
-    for (const char* key : {"id", "lead_project_id", "provider", "destination", "event_name", "idempotency_key",
-                            "state", "attempts", "next_attempt_at", "lease_owner", "lease_expires_at", "sent_at",
-                            "last_http_status", "last_error", "provider_response", "created_at", "updated_at"}) {
-      std::cout << std::string(18 - std::string_view(key).size(), ' ') << key << "  " << text(row[key]) << "\n";
-    }
-    std::cout << std::string(11, ' ') << "payload  " << row["payload"].dump() << "\n\nattempts:\n";
-    if (doc["attempts"].empty()) std::cout << "  (none yet)\n";
-    for (const auto& a : doc["attempts"]) {
-      std::cout << "  #" << text(a["attempt"]) << "  " << text(a["started_at"]) << "  " << text(a["outcome"])
-                << "  http " << text(a["http_status"]) << "  " << text(a["duration_ms"]) << " ms  by "
-                << text(a["lease_owner"]) << "\n";
-      if (!a["error"].is_null()) std::cout << "      error: " << text(a["error"]) << "\n";
-      if (!a["response_excerpt"].is_null()) std::cout << "      response: " << text(a["response_excerpt"]) << "\n";
-    }
+    print_row(doc);
     co_return exit_ok;
   });
 }

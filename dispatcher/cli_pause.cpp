@@ -4,6 +4,7 @@
 #include "db/operations_store.hpp"
 #include "dispatcher/cli.hpp"
 #include "dispatcher/cli_args.hpp"
+#include "dispatcher/terminal_text.hpp"
 
 namespace outbox::cli {
 namespace {
@@ -54,8 +55,10 @@ int pause_command(std::span<const std::string> args) {
     if (list) {
       const auto pauses = co_await db::async_list_pauses(conn);
       for (const auto& p : pauses) {
-        std::cout << p.provider << "/" << p.destination << "  since " << p.paused_at << "  by " << p.paused_by << ": "
-                  << p.reason << "\n";
+        // Reasons and names are operator text from the database: escaped for the terminal.
+        std::cout << terminal_text(p.provider) << "/" << terminal_text(p.destination) << "  since "
+                  << terminal_text(p.paused_at) << "  by " << terminal_text(p.paused_by) << ": "
+                  << terminal_text(p.reason) << "\n";
       }
       if (pauses.empty()) std::cout << "no destination is paused\n";
       co_return exit_ok;

@@ -12,10 +12,11 @@ namespace {
 constexpr const char* help = R"(usage: dispatcher prune --older-than DURATION [--archive] [--batch N] [--dry-run]
 
 Deletes `sent` rows (and their attempts log) whose sent_at is older than
-DURATION (e.g. 30d, 12h), in batches of N rows (default 1000), each batch its
-own short transaction so no long locks are held. With --archive the rows are
-copied to event_delivery_archive first. Pending, sending, dead and held rows
-are never pruned. --dry-run counts what would go.
+DURATION (e.g. 30d, 12h, 1y; at most 10 years), in batches of N rows
+(default 1000), each batch its own short transaction so no long locks are
+held. With --archive the rows are copied to event_delivery_archive first.
+Pending, sending, dead and held rows are never pruned. --dry-run counts what
+would go.
 )";
 
 }  // namespace
@@ -34,12 +35,12 @@ int prune_command(std::span<const std::string> args) {
     } else if (r.flag("--dry-run")) {
       req.dry_run = true;
     } else if (auto v = r.option("--older-than")) {
-      const auto d = parse_duration_arg(*v);
-      if (!d) {
-        std::cerr << "dispatcher prune: --older-than: not a duration: '" << *v << "' (try 30d, 12h)\n";
+      const auto d = read_duration_arg(*v);
+      if (!d.value) {
+        std::cerr << "dispatcher prune: --older-than: " << d.problem << "\n";
         return exit_usage;
       }
-      req.older_than = *d;
+      req.older_than = *d.value;
       have_age = true;
     } else if (auto b = r.option("--batch")) {
       try {

@@ -53,10 +53,8 @@ asio::awaitable<void> async_preflight(asio::any_io_executor ex, const config& cf
   }
 }
 
-}  // namespace
-
-int run_command(std::span<const std::string> args) {
-  bool migrate = false;
+// Reads the options into `migrate`; an exit code when the command ends here (--help, a bad option).
+std::optional<int> read_args(std::span<const std::string> args, bool& migrate) {
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
       std::cout << help;
@@ -69,24 +67,29 @@ int run_command(std::span<const std::string> args) {
     std::cerr << "dispatcher run: unknown option '" << a << "'\n" << help;
     return exit_usage;
   }
-  std::optional<config> loaded;
+  return std::nullopt;
+}
+
+// The process configuration, or nullopt after printing why it is unusable.
+std::optional<config> load_run_config() {
   try {
-    loaded = load_config(process_environment());
+    return load_config(process_environment());
   } catch (const config_error& e) {
     std::cerr << "dispatcher run: configuration error:\n" << e.what() << "\n";
-    return exit_usage;
+    return std::nullopt;
   }
-  const config& cfg = *loaded;
-  logger log(cfg.min_log_level);
+}
 
-  asio::io_context io(1);
-  {
-    auto pre = asio::co_spawn(io, async_preflight(io.get_executor(), cfg, migrate, log), asio::use_future);
-    io.run();
-    io.restart();
-    pre.get();  // throws: one clear line via cli::main
-  }
+// Runs async_preflight to completion on `io`, which is left ready to run again.
+void preflight(asio::io_context& io, const config& cfg, bool migrate, logger& log) {
+  auto pre = asio::co_spawn(io, async_preflight(io.get_executor(), cfg, migrate, log), asio::use_future);
+  io.run();
+  io.restart();
+  pre.get();  // throws: one clear line via cli::main
+}
 
+// Runs the engine (and the metrics server) on `io` until it stops; the exit code.
+int run_engine(asio::io_context& io, const config& cfg, logger& log) {
   engine eng(io.get_executor(), cfg, log);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   bool forced = false;
@@ -125,6 +128,21 @@ int run_command(std::span<const std::string> args) {
   io.run();
   if (failure) std::rethrow_exception(failure);
   return forced ? exit_failure : exit_ok;
+}
+
+}  // namespace
+
+int run_command(std::span<const std::string> args) {
+  bool migrate = false;
+  if (const auto done = read_args(args, migrate)) return *done;
+  const auto loaded = load_run_config();
+  if (!loaded) return exit_usage;
+  const config& cfg = *loaded;
+  logger log(cfg.min_log_level);
+
+  asio::io_context io(1);
+  preflight(io, cfg, migrate, log);
+  return run_engine(io, cfg, log);
 }
 
 }  // namespace outbox::cli

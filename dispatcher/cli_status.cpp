@@ -6,6 +6,7 @@
 #include "dispatcher/cli.hpp"
 #include "dispatcher/cli_args.hpp"
 #include "dispatcher/config.hpp"
+#include "dispatcher/terminal_text.hpp"
 
 namespace outbox::cli {
 namespace {
@@ -20,6 +21,13 @@ lease expired (a dead dispatcher: `dispatcher sweep`), dead rows in the last
 
 long long count(const nlohmann::json& j, const char* key) { return j.contains(key) ? j[key].get<long long>() : 0; }
 
+// A text field from the database, safe for the terminal (names and reasons are CRM or operator text).
+std::string text(const nlohmann::json& j, const char* key, const char* missing = "") {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return missing;
+  return terminal_text(it->is_string() ? it->get<std::string>() : it->dump());
+}
+
 void print_text(const nlohmann::json& s) {
   const auto& by_state = s["by_state"];
   std::cout << "rows:  pending " << count(by_state, "pending") << "   sending " << count(by_state, "sending")
@@ -29,8 +37,8 @@ void print_text(const nlohmann::json& s) {
     std::cout << "oldest due row: none (nothing waiting to be sent)\n";
   } else {
     const auto& o = s["oldest_due"];
-    std::cout << "oldest due row: id " << o["id"] << " (" << o["provider"].get<std::string>() << "/"
-              << o["destination"].get<std::string>() << "), due for " << o["age_seconds"] << " s\n";
+    std::cout << "oldest due row: id " << o["id"] << " (" << text(o, "provider") << "/" << text(o, "destination")
+              << "), due for " << o["age_seconds"] << " s\n";
   }
   std::cout << "expired leases: " << s["expired_leases"] << (s["expired_leases"] > 0 ? "  -> dispatcher sweep" : "")
             << "\ndead in the last 24 h: " << s["dead_last_24h"] << "\n";
@@ -39,8 +47,8 @@ void print_text(const nlohmann::json& s) {
               << std::setw(9) << "pending" << std::setw(8) << "due" << std::setw(9) << "sending" << std::setw(8)
               << "dead" << std::setw(8) << "held" << "\n";
     for (const auto& d : s["by_destination"]) {
-      std::cout << std::left << std::setw(14) << d["provider"].get<std::string>() << std::setw(16)
-                << d["destination"].get<std::string>() << std::right << std::setw(9) << count(d, "pending") << std::setw(8)
+      std::cout << std::left << std::setw(14) << text(d, "provider") << std::setw(16) << text(d, "destination")
+                << std::right << std::setw(9) << count(d, "pending") << std::setw(8)
                 << count(d, "due") << std::setw(9) << count(d, "sending") << std::setw(8) << count(d, "dead")
                 << std::setw(8) << count(d, "held")
                 << "\n";
@@ -51,9 +59,8 @@ void print_text(const nlohmann::json& s) {
   } else {
     std::cout << "\npaused destinations:\n";
     for (const auto& p : s["paused_destinations"]) {
-      std::cout << "  " << p["provider"].get<std::string>() << "/" << p["destination"].get<std::string>() << "  since "
-                << p["paused_at"].get<std::string>() << "  by " << p.value("paused_by", std::string("?")) << ": "
-                << p["reason"].get<std::string>() << "\n";
+      std::cout << "  " << text(p, "provider") << "/" << text(p, "destination") << "  since " << text(p, "paused_at")
+                << "  by " << text(p, "paused_by", "?") << ": " << text(p, "reason") << "\n";
     }
   }
 }

@@ -1,6 +1,7 @@
 // `dispatcher sweep`: on-call's way to reset rows stuck in `sending`.
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -21,9 +22,12 @@ constexpr const char* help = R"(usage: dispatcher sweep [--dry-run] [--provider 
 
 Resets rows whose lease expired (their dispatcher died or hung) so they are
 sent again with the same idempotency key. Rows that used all their attempts
-(OUTBOX_MAX_ATTEMPTS) become dead instead, and rows of destinations configured
-to hold uncertain attempts (Meta on_expired_lease=hold) become held. Running dispatchers do this on a
-timer too; this command does it now. Rows with a live lease are never touched.
+become dead instead, and rows of destinations configured to hold uncertain
+attempts (on_expired_lease=hold) become held. Both follow the policy each
+running dispatcher records in the database, so the result is the same from any
+shell; only destinations no dispatcher has recorded fall back to this shell's
+configuration (with a warning). Running dispatchers do this on a timer too;
+this command does it now. Rows with a live lease are never touched.
 
   --dry-run              list what would be reset; change nothing
   --provider NAME        only rows of this provider (e.g. meta, webhook)
@@ -31,79 +35,122 @@ timer too; this command does it now. Rows with a live lease are never touched.
   --json                 print rows as a JSON array
 )";
 
-}  // namespace
-
-int sweep_command(std::span<const std::string> args) {
+struct sweep_args {
   db::sweep_request req;
   bool json = false;
+};
+
+// Reads the options into `a`; an exit code when the command ends here (--help, a bad option).
+std::optional<int> read_args(std::span<const std::string> args, sweep_args& a) {
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
+    const auto& arg = args[i];
     const bool has_value = i + 1 < args.size();
-    if (a == "--help" || a == "-h") {
+    if (arg == "--help" || arg == "-h") {
       std::cout << help;
       return exit_ok;
-    } else if (a == "--dry-run") {
-      req.dry_run = true;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "--provider" && has_value) {
-      req.provider = args[++i];
-    } else if (a == "--older-than" && has_value) {
+    } else if (arg == "--dry-run") {
+      a.req.dry_run = true;
+    } else if (arg == "--json") {
+      a.json = true;
+    } else if (arg == "--provider" && has_value) {
+      a.req.provider = args[++i];
+    } else if (arg == "--older-than" && has_value) {
       const auto d = parse_duration_arg(args[++i]);
       if (!d) {
         std::cerr << "dispatcher sweep: --older-than: not a duration: '" << args[i] << "' (try 90s, 15m, 2h)\n";
         return exit_usage;
       }
-      req.older_than = *d;
+      a.req.older_than = *d;
     } else {
-      std::cerr << "dispatcher sweep: unknown or incomplete option '" << a << "'\n" << help;
+      std::cerr << "dispatcher sweep: unknown or incomplete option '" << arg << "'\n" << help;
       return exit_usage;
     }
   }
-  config cfg;
+  return std::nullopt;
+}
+
+// This shell's configuration, or nullopt after printing why it is unusable.
+std::optional<config> load_sweep_config() {
   try {
-    cfg = load_config(process_environment());
+    return load_config(process_environment());
   } catch (const config_error& e) {
     std::cerr << "dispatcher sweep: configuration error:\n" << e.what() << "\n";
-    return exit_usage;
+    return std::nullopt;
   }
+}
+
+// The fallback policy for destinations no running dispatcher has recorded.
+void apply_local_policy(const config& cfg, db::sweep_request& req) {
   req.max_attempts = cfg.backoff.max_attempts;
   for (const auto& d : cfg.destinations) {
     if (make_provider(d)->hold_reclaimed()) req.hold_destinations.push_back(d.provider + "/" + d.name);
   }
+}
 
+std::vector<db::swept_row> sweep(const config& cfg, const db::sweep_request& req) {
   boost::asio::io_context io;
   auto work = [&]() -> boost::asio::awaitable<std::vector<db::swept_row>> {
     using namespace std::chrono_literals;
     auto conn = co_await db::connection::async_connect(io.get_executor(), cfg.database_url, 10s);
-    co_return co_await db::async_sweep(conn, req);
+    co_return (co_await db::async_sweep(conn, req)).value();
   };
   auto fut = boost::asio::co_spawn(io, work(), boost::asio::use_future);
   io.run();
-  const auto rows = fut.get();
+  return fut.get();
+}
 
-  if (json) {
-    auto out = nlohmann::json::array();
-    for (const auto& r : rows) {
-      out.push_back({{"id", r.id}, {"provider", r.provider}, {"destination", r.destination},
-                     {"previous_owner", r.previous_owner}, {"attempts", r.attempts}, {"new_state", r.new_state},
-                     {"expired_seconds_ago", r.expired_seconds_ago}});
-    }
-    std::cout << out.dump(2) << "\n";
+void print_json(const std::vector<db::swept_row>& rows) {
+  auto out = nlohmann::json::array();
+  for (const auto& r : rows) {
+    out.push_back({{"id", r.id}, {"provider", r.provider}, {"destination", r.destination},
+                   {"previous_owner", r.previous_owner}, {"attempts", r.attempts}, {"new_state", r.new_state},
+                   {"expired_seconds_ago", r.expired_seconds_ago}});
+  }
+  std::cout << out.dump(2) << "\n";
+}
+
+void print_table(const std::vector<db::swept_row>& rows) {
+  if (rows.empty()) return;
+  std::cout << std::left << std::setw(12) << "id" << std::setw(12) << "provider" << std::setw(16) << "destination"
+            << std::setw(10) << "attempts" << std::setw(10) << "new_state" << std::setw(14) << "expired_ago"
+            << "previous_owner\n";
+  for (const auto& r : rows) {
+    std::cout << std::left << std::setw(12) << r.id << std::setw(12) << r.provider << std::setw(16) << r.destination
+              << std::setw(10) << r.attempts << std::setw(10) << r.new_state << std::setw(14)
+              << (std::to_string(static_cast<long long>(r.expired_seconds_ago)) + "s") << r.previous_owner << "\n";
+  }
+}
+
+void warn_unrecorded_policy(const std::vector<db::swept_row>& rows) {
+  std::size_t unknown = 0;
+  for (const auto& r : rows) unknown += r.policy_known ? 0 : 1;
+  if (unknown > 0) {
+    // No dispatcher recorded these destinations' policy (sql/0004): this shell's
+    // configuration decided, which may differ from the dispatchers'.
+    std::cerr << "dispatcher sweep: warning: " << unknown
+              << " row(s) belong to destinations no running dispatcher has recorded; their fate used this "
+                 "shell's configuration (OUTBOX_MAX_ATTEMPTS, ON_EXPIRED_LEASE)\n";
+  }
+}
+
+}  // namespace
+
+int sweep_command(std::span<const std::string> args) {
+  sweep_args a;
+  if (const auto done = read_args(args, a)) return *done;
+  const auto cfg = load_sweep_config();
+  if (!cfg) return exit_usage;
+  apply_local_policy(*cfg, a.req);
+
+  const auto rows = sweep(*cfg, a.req);
+  if (a.json) {
+    print_json(rows);
     return exit_ok;
   }
-  if (!rows.empty()) {
-    std::cout << std::left << std::setw(12) << "id" << std::setw(12) << "provider" << std::setw(16) << "destination"
-              << std::setw(10) << "attempts" << std::setw(10) << "new_state" << std::setw(14) << "expired_ago"
-              << "previous_owner\n";
-    for (const auto& r : rows) {
-      std::cout << std::left << std::setw(12) << r.id << std::setw(12) << r.provider << std::setw(16) << r.destination
-                << std::setw(10) << r.attempts << std::setw(10) << r.new_state << std::setw(14)
-                << (std::to_string(static_cast<long long>(r.expired_seconds_ago)) + "s") << r.previous_owner << "\n";
-    }
-  }
-  std::cout << (req.dry_run ? "would reset " : "reset ") << rows.size() << " row(s) with an expired lease"
-            << (req.dry_run ? " (dry run: nothing changed)" : "") << "\n";
+  print_table(rows);
+  warn_unrecorded_policy(rows);
+  std::cout << (a.req.dry_run ? "would reset " : "reset ") << rows.size() << " row(s) with an expired lease"
+            << (a.req.dry_run ? " (dry run: nothing changed)" : "") << "\n";
   return exit_ok;
 }
 

@@ -37,8 +37,9 @@ namespace outbox {
 
 enum class wake_mode { listen, poll };
 
-// The lease must outlive a whole request by at least this much, or a second
-// dispatcher could claim and resend a row whose first request is still running.
+// The lease must outlive the worst-case attempt (dispatcher/lease_budget.hpp) by
+// at least this much, or a second dispatcher could claim and resend a row whose
+// first request is still running.
 inline constexpr std::chrono::seconds lease_margin{5};
 
 struct destination_config {
@@ -69,7 +70,9 @@ struct config {
   int adaptive_wake_rate = 500;                    // rows/s found by claims that make it go awake
   int claim_batch = 100;
   int max_in_flight = 256;  // rows in flight across all destinations
-  std::chrono::seconds lease{30};
+  // 60 s covers the worst case of the default timeouts, an OAuth token fetch
+  // included: 3 x (3 s connect + 3 s handshake + 10 s request) + 5 s = 53 s.
+  std::chrono::seconds lease{60};
   std::chrono::milliseconds request_timeout{10000};  // whole request, connect included
   std::chrono::milliseconds connect_timeout{3000};
   std::chrono::seconds sweep_interval{15};
@@ -105,16 +108,19 @@ using environment = std::map<std::string, std::string, std::less<>>;
 [[nodiscard]] config load_config(const environment& env);
 
 // The effective configuration as NAME=value lines (the environment form), secrets
-// shown as "***" and passwords inside URLs masked. For `dispatcher config`.
+// shown as "***": secret settings and headers, the password in DATABASE_URL, and
+// in other URLs the userinfo, every query value and secret-looking path segments
+// (mask_url_secrets() in config_describe.hpp). For `dispatcher config`.
 [[nodiscard]] std::string describe(const config& cfg);
 
 // One provider kind the configuration accepts. To add one (meta, tiktok...), add
-// an entry in config.cpp pointing at the provider's own key list and validator.
+// an entry in config_destinations.cpp pointing at the provider's own key list and validator.
 struct provider_kind {
   std::string_view kind;
   std::span<const std::string_view> setting_keys;  // provider-specific keys, lower-case
   // (key, problem) pairs; must never echo secret values.
   std::vector<std::pair<std::string, std::string>> (*validate)(const std::map<std::string, std::string>&);
+  bool uses_oauth = false;  // fetches an OAuth token before its requests: a longer lease (lease_budget.hpp)
 };
 
 [[nodiscard]] std::span<const provider_kind> provider_kinds();

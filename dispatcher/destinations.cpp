@@ -28,10 +28,7 @@ destination::destination(boost::asio::any_io_executor ex, const destination_conf
       limiter(ex, static_cast<std::size_t>(cfg.concurrency)),
       bucket(cfg.rate_per_second, cfg.burst, token_bucket::clock::now()) {
   if (const auto* oauth = provider->oauth()) tokens.emplace(ex, *oauth);
-  if (cfg.paused) {
-    paused_until = std::chrono::system_clock::time_point::max();
-    pause_reason = "paused by configuration";
-  }
+  if (cfg.paused) gate.configure_paused();
 }
 
 std::unique_ptr<providers::provider> make_provider(const destination_config& cfg) {

@@ -12,6 +12,7 @@
 
 #include "dispatcher/async_limiter.hpp"
 #include "dispatcher/config.hpp"
+#include "dispatcher/destination_gate.hpp"
 #include "dispatcher/token_bucket.hpp"
 #include "providers/oauth_token_source.hpp"
 #include "providers/provider.hpp"
@@ -27,14 +28,11 @@ struct destination {
   std::unique_ptr<providers::provider> provider;
   async_limiter limiter;
   token_bucket bucket;
-  // Paused destinations send nothing; their rows wait until paused_until.
-  std::chrono::system_clock::time_point paused_until{};
-  std::string pause_reason;
-  bool operator_paused = false;
-  int consecutive_failures = 0;  // transport errors, 5xx and 429 in a row (circuit breaker)  // by `dispatcher pause` (the outbox_destination_pause table)
+  destination_gate gate;  // paused / probing / open: see destination_gate.hpp
   std::optional<providers::oauth_token_source> tokens;  // set when the provider needs OAuth
 
-  [[nodiscard]] bool paused(std::chrono::system_clock::time_point now) const { return now < paused_until; }
+  // "provider/destination", as the claim's skip list and the policy table name it.
+  [[nodiscard]] std::string key() const { return provider_kind + "/" + name; }
 };
 
 // Builds the provider for one destination; throws std::invalid_argument for an

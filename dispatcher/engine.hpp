@@ -1,35 +1,30 @@
 #pragma once
-// The dispatch engine: wake (LISTEN + poll + next-due timer), claim under a
-// lease, send through each destination's provider, settle fenced by the lease
-// token, renew leases of rows in flight, sweep expired leases, and shut down
-// gracefully. One io_context thread; concurrency comes from coroutines.
-#include <chrono>
-#include <cstdint>
-#include <deque>
+// The dispatch engine: a small coordinator that wires its parts (river's split):
+//   claimer      wake (LISTEN + poll + next-due timer), claim under a lease   claimer.hpp
+//   sender       route, limit, send through each destination's provider        sender.hpp
+//   settler      record outcomes, fenced by the lease token, surviving faults  settler.hpp
+//   maintenance  renew leases, sweep, pauses, wake mode, gauges, policies      maintenance.hpp
+// One io_context thread; concurrency comes from coroutines.
+#include <cstddef>
 #include <optional>
-#include <random>
 #include <string>
-#include <unordered_map>
-#include <vector>
+#include <utility>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "db/connection.hpp"
-#include "db/delivery_store.hpp"
 #include "db/listener.hpp"
-#include "db/operations_store.hpp"
-#include "dispatcher/adaptive_wake.hpp"
+#include "dispatcher/claimer.hpp"
 #include "dispatcher/config.hpp"
-#include "dispatcher/destinations.hpp"
+#include "dispatcher/engine_context.hpp"
 #include "dispatcher/log.hpp"
+#include "dispatcher/maintenance.hpp"
 #include "dispatcher/metrics.hpp"
-#include "dispatcher/settlement_plan.hpp"
-#include "providers/https_client.hpp"
+#include "dispatcher/sender.hpp"
+#include "dispatcher/settler.hpp"
 
 namespace outbox {
-
 
 class engine {
  public:
@@ -48,86 +43,28 @@ class engine {
   [[nodiscard]] outbox::metrics metrics_snapshot() const;
   // Ready when the last database round trip worked and, in listen mode, LISTEN is up.
   [[nodiscard]] std::pair<bool, std::string> readiness() const;
-  [[nodiscard]] const std::string& instance_id() const noexcept { return instance_id_; }
-  [[nodiscard]] std::size_t in_flight() const noexcept { return in_flight_.size(); }
+  [[nodiscard]] const std::string& instance_id() const noexcept { return ctx_.instance_id; }
+  [[nodiscard]] std::size_t in_flight() const noexcept { return ctx_.in_flight.size(); }
 
  private:
-  struct in_flight_row {
-    row_ticket ticket;
-    std::string provider;
-    std::string destination;
-    bool started = false;    // request bytes may be on the wire
-    bool abandoned = false;  // given back at shutdown; a late result is ignored
-  };
-
-  boost::asio::awaitable<void> async_claim_loop();
-  boost::asio::awaitable<void> async_load_pauses();
-  boost::asio::awaitable<void> async_settle_loop();
-  boost::asio::awaitable<void> async_maintenance_loop();
-  // One request's worth of work: the verdict and what to log about the attempt.
-  struct exchange {
-    providers::batch_outcome verdict;
-    attempt_facts facts;
-  };
-  boost::asio::awaitable<void> async_send_batch(destination& dest, std::vector<providers::outbound_event> events);
-  boost::asio::awaitable<exchange> async_exchange(destination& dest,
-                                                  const std::vector<providers::outbound_event>& events);
-  [[nodiscard]] auto send_done();
-  boost::asio::awaitable<void> async_idle(std::chrono::steady_clock::duration max_wait,
-                                          std::chrono::steady_clock::duration floor);
-  boost::asio::awaitable<void> async_idle(std::chrono::steady_clock::duration max_wait);
-  // Adaptive wake mode: publish what adaptive_wake decided, on the claim connection.
-  boost::asio::awaitable<void> async_publish_wake(adaptive_wake::action a);
-  boost::asio::awaitable<void> async_read_wake_mode(db::connection& conn);
-  boost::asio::awaitable<bool> async_ensure(std::optional<db::connection>& conn, const char* role);
-  boost::asio::awaitable<void> async_pause_for(std::chrono::steady_clock::duration d);
-
-  void dispatch(std::vector<db::claimed_row> rows);
-  void put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,
-                const std::string& outcome, const std::string& reason);
-  void enqueue(db::settlement s);
-  void wake();
   void on_listener_event(const db::listener_event& e);
-  void record(const db::settlement& s);
-  void note_health(destination& dest, const exchange& ex, std::chrono::system_clock::time_point now);
-  void apply_operator_pauses(const std::vector<db::destination_pause>& pauses);
-  [[nodiscard]] double random01();
-  // Completion handler for a background coroutine: counts it and logs a crash.
-  [[nodiscard]] auto track(const char* what);
+  boost::asio::awaitable<void> async_drain();
+  boost::asio::awaitable<void> async_wait_until(bool (engine::*done)() const,
+                                                std::chrono::steady_clock::time_point deadline);
+  [[nodiscard]] bool sends_done() const { return sender_.active() == 0; }
+  [[nodiscard]] bool tasks_done() const { return background_running_ == 0; }
+  [[nodiscard]] bool settler_done() const { return settler_finished_; }
+  void start(const char* what, boost::asio::awaitable<void> task, bool* finished = nullptr);
 
-  boost::asio::any_io_executor ex_;
-  const config& cfg_;
-  logger& log_;
-  std::string instance_id_;
-  providers::https_client http_;
-  destination_registry destinations_;
+  engine_context ctx_;
+  settler settler_;
+  sender sender_;
+  claimer claimer_;
+  maintenance maintenance_;
   std::optional<db::listener> listener_;
-  adaptive_wake wake_signal_;
-
-  std::optional<db::connection> claim_conn_;
-  std::optional<db::connection> settle_conn_;
-  std::optional<db::connection> maintenance_conn_;
-
-  std::unordered_map<std::int64_t, in_flight_row> in_flight_;
-  std::deque<db::settlement> settle_queue_;
-  std::size_t active_sends_ = 0;
-  std::size_t background_running_ = 0;
-  std::vector<boost::asio::steady_timer*> rate_waits_;  // cancelled at shutdown
-
-  boost::asio::steady_timer wake_timer_;
-  boost::asio::steady_timer settle_timer_;
-  boost::asio::steady_timer maintenance_timer_;
   boost::asio::steady_timer drain_timer_;
-  bool wake_pending_ = false;
-  bool capacity_blocked_ = false;
-  bool any_operator_pause_ = false;      // some destination is paused by on-call
-  bool pause_reload_requested_ = false;  // a NOTIFY may mean `resume`: re-read pauses now
-  bool stopping_ = false;
-  bool settle_stop_ = false;
-  bool settle_done_ = false;
-  std::chrono::steady_clock::time_point settle_deadline_{};
-  std::mt19937_64 random_;
-  outbox::metrics metrics_;
+  std::size_t background_running_ = 0;
+  bool settler_finished_ = false;
 };
 
 }  // namespace outbox

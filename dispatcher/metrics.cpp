@@ -108,6 +108,9 @@ std::string metrics::render() const {
   sample(out, "outbox_lease_expiries_total", "", double(lease_expiries));
   header(out, "outbox_lease_lost_total", "counter", "Outcomes not recorded because another worker owned the row.");
   sample(out, "outbox_lease_lost_total", "", double(lease_lost));
+  header(out, "outbox_orphans_released_total", "counter",
+         "Rows of claims whose answer was lost with a connection, released after reconnecting.");
+  sample(out, "outbox_orphans_released_total", "", double(orphans_released));
   header(out, "outbox_listener_reconnects_total", "counter", "LISTEN connection re-establishments.");
   sample(out, "outbox_listener_reconnects_total", "", double(listener_reconnects));
   header(out, "outbox_notifications_total", "counter", "NOTIFY wake-ups received.");

@@ -39,6 +39,7 @@ struct metrics {
   std::uint64_t reclaimed = 0;
   std::uint64_t lease_expiries = 0;  // rows reset by the sweeper
   std::uint64_t lease_lost = 0;
+  std::uint64_t orphans_released = 0;  // rows of claims whose answer was lost, released after a reconnect
   std::uint64_t listener_reconnects = 0;
   std::uint64_t notifications = 0;
   std::uint64_t wake_awake_transitions = 0;   // adaptive wake mode: published "awake"

@@ -2,6 +2,16 @@
 // Plain-HTTP endpoint for operations: /metrics (Prometheus), /healthz (the
 // process is alive) and /readyz (database and LISTEN connection are up).
 // Bind it to loopback or a private interface; it serves no secrets.
+//
+// Anyone who can reach the port must not be able to starve the dispatcher of
+// file descriptors (its database connection needs them), so connections are
+// bounded: at most `max_connections` at once, each given `request_timeout` to
+// send a whole request of at most `max_request_bytes`. When all slots are taken
+// the oldest connection still waiting for its request is closed to make room
+// (a scraper sends its request at once, an idle client does not); when every
+// slot is busy answering, the new connection is closed at once.
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,6 +23,13 @@
 
 namespace outbox {
 
+struct metrics_server_limits {
+  std::size_t max_connections = 16;
+  std::chrono::milliseconds request_timeout{5000};  // to send one whole request (idle keep-alive included)
+  std::chrono::milliseconds write_timeout{10000};   // to take one whole response
+  std::size_t max_request_bytes = 8192;             // request line, headers and body together
+};
+
 class metrics_server {
  public:
   using render_fn = std::function<std::string()>;
@@ -21,12 +38,16 @@ class metrics_server {
 
   // `address` is "host:port" (port 0 picks a free one). Throws std::runtime_error
   // with a clear message when the address is malformed or cannot be bound.
-  metrics_server(boost::asio::any_io_executor ex, const std::string& address, render_fn render, ready_fn ready);
+  metrics_server(boost::asio::any_io_executor ex, const std::string& address, render_fn render, ready_fn ready,
+                 metrics_server_limits limits = {});
   ~metrics_server();
 
   boost::asio::awaitable<void> async_run();
+  // Stops accepting and closes every open connection.
   void stop();
   [[nodiscard]] std::uint16_t port() const;
+  // Connections being served now (for tests and diagnostics).
+  [[nodiscard]] std::size_t open_connections() const;
 
  private:
   struct impl;

@@ -24,6 +24,7 @@ struct attempt_facts {
   std::chrono::milliseconds duration{0};
   std::optional<int> http_status;
   std::string response_excerpt;
+  std::string note;  // for the attempts log (e.g. resent on a fresh connection)
 };
 
 // delivered -> sent; dead -> dead; retry -> pending after backoff, or dead when

@@ -1,4 +1,5 @@
 #include "providers/canonical_event.hpp"
+#include "providers/quoted_text.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -31,14 +32,8 @@ bool is_sha256_hex_text(std::string_view s) {
          });
 }
 
-// A value quoted in an error: at most 60 bytes, control characters replaced.
-std::string quote_value(std::string_view value) {
-  std::string out = "'";
-  for (const char c : value.substr(0, 60)) out.push_back(static_cast<unsigned char>(c) < 0x20 ? '?' : c);
-  if (value.size() > 60) out += "...";
-  out += "'";
-  return out;
-}
+// A value quoted in an error: at most 60 bytes on a character boundary, control characters replaced.
+std::string quote_value(std::string_view value) { return "'" + quoted_excerpt(value) + "'"; }
 
 std::string type_of(const json& v) {
   if (v.is_number()) return "a number";
@@ -310,20 +305,10 @@ void merge_extra(nlohmann::json& event, const nlohmann::json* extra) {
   if (extra != nullptr && extra->is_object()) event.merge_patch(*extra);
 }
 
-canonical_parse_result parse_canonical_event(const nlohmann::json& payload) {
-  if (!payload.is_object()) return field_error{"payload", "must be a JSON object, got " + type_of(payload)};
-  reader r{payload};
-  canonical_event e;
+namespace {
 
-  const auto time = parse_event_time(r.find("event_time"), r);
-  if (r.failed()) return *r.error();
-  e.event_time = *time;
-
-  e.value = parse_value(r.find("value"), r);
-  e.currency = parse_currency(r);
-  e.order_id = r.text("order_id", true);
-  if (r.failed()) return *r.error();
-
+// action_source (one of canonical_action_sources) and event_source_url (an http or https URL).
+void parse_origin(reader& r, canonical_event& e) {
   if (auto source = r.text("action_source")) {
     if (std::find(canonical_action_sources.begin(), canonical_action_sources.end(), *source) ==
         canonical_action_sources.end()) {
@@ -339,8 +324,10 @@ canonical_parse_result parse_canonical_event(const nlohmann::json& payload) {
       !e.event_source_url->starts_with("http://")) {
     r.fail("event_source_url", "must be an http:// or https:// URL, got " + quote_value(*e.event_source_url));
   }
-  if (r.failed()) return *r.error();
+}
 
+// Who the event is about: contact details, browser and click ids, the CRM's ids.
+void parse_user_fields(reader& r, canonical_event& e) {
   e.email = r.text("email");
   e.phone = r.text("phone", true);
   e.first_name = r.text("first_name");
@@ -361,25 +348,62 @@ canonical_parse_result parse_canonical_event(const nlohmann::json& payload) {
   e.gbraid = r.text("gbraid");
   e.wbraid = r.text("wbraid");
   e.lead_id = r.text("lead_id", true);
+}
+
+// The optional consent object.
+void parse_consent(reader& r, canonical_event& e) {
+  const json* consent = r.find("consent");
+  if (consent == nullptr) return;
+  if (!consent->is_object()) {
+    r.fail("consent", "must be an object, got " + type_of(*consent));
+    return;
+  }
+  e.consent.ad_user_data = parse_consent_value(*consent, "ad_user_data", r);
+  e.consent.ad_personalization = parse_consent_value(*consent, "ad_personalization", r);
+}
+
+// The optional extra object: each provider's key, when present, must be an object too.
+void parse_extra(reader& r, canonical_event& e) {
+  const json* extra = r.find("extra");
+  if (extra == nullptr) return;
+  if (!extra->is_object()) {
+    r.fail("extra", "must be an object, got " + type_of(*extra));
+    return;
+  }
+  for (const auto key : canonical_extra_keys) {
+    const auto it = extra->find(key);
+    if (it != extra->end() && !it->is_null() && !it->is_object()) {
+      r.fail("extra." + std::string{key}, "must be an object, got " + type_of(*it));
+      return;
+    }
+  }
+  e.extra = *extra;
+}
+
+}  // namespace
+
+canonical_parse_result parse_canonical_event(const nlohmann::json& payload) {
+  if (!payload.is_object()) return field_error{"payload", "must be a JSON object, got " + type_of(payload)};
+  reader r{payload};
+  canonical_event e;
+
+  const auto time = parse_event_time(r.find("event_time"), r);
+  if (r.failed()) return *r.error();
+  e.event_time = *time;
+
+  e.value = parse_value(r.find("value"), r);
+  e.currency = parse_currency(r);
+  e.order_id = r.text("order_id", true);
   if (r.failed()) return *r.error();
 
-  if (const json* consent = r.find("consent")) {
-    if (!consent->is_object()) return field_error{"consent", "must be an object, got " + type_of(*consent)};
-    e.consent.ad_user_data = parse_consent_value(*consent, "ad_user_data", r);
-    e.consent.ad_personalization = parse_consent_value(*consent, "ad_personalization", r);
-    if (r.failed()) return *r.error();
-  }
-
-  if (const json* extra = r.find("extra")) {
-    if (!extra->is_object()) return field_error{"extra", "must be an object, got " + type_of(*extra)};
-    for (const auto key : canonical_extra_keys) {
-      const auto it = extra->find(key);
-      if (it != extra->end() && !it->is_null() && !it->is_object()) {
-        return field_error{"extra." + std::string{key}, "must be an object, got " + type_of(*it)};
-      }
-    }
-    e.extra = *extra;
-  }
+  parse_origin(r, e);
+  if (r.failed()) return *r.error();
+  parse_user_fields(r, e);
+  if (r.failed()) return *r.error();
+  parse_consent(r, e);
+  if (r.failed()) return *r.error();
+  parse_extra(r, e);
+  if (r.failed()) return *r.error();
   return e;
 }
 

@@ -16,8 +16,8 @@
 // allowlisted (CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE otherwise): everyone else
 // uses the `google_data_manager` provider (providers/google_data_manager_provider.hpp).
 //
-// This header also holds what both Google providers share: the Google view of a
-// canonical event, Google's error envelope (google.rpc.Status) and settings helpers.
+// What both Google providers share is in providers/google_common.hpp (events,
+// google.rpc.Status) and providers/google_settings.hpp (settings helpers).
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -34,91 +34,12 @@
 #include <nlohmann/json.hpp>
 
 #include "providers/canonical_event.hpp"
+#include "providers/google_common.hpp"
+#include "providers/google_settings.hpp"
 #include "providers/http_types.hpp"
 #include "providers/provider.hpp"
 
 namespace outbox::providers {
-
-// ==== Shared by the Google providers ==========================================
-
-// What a Google provider takes from a row's canonical payload
-// (providers/canonical_event.hpp): identifiers, value, consent, and the
-// provider's `extra` object. User data is already normalized and hashed
-// (providers/user_data.hpp): SHA-256 lower-case hex.
-struct google_event {
-  std::int64_t event_time = 0;  // unix seconds, frozen at insert
-  std::optional<double> value;
-  std::string currency;  // ISO 4217, upper case; empty when absent
-  std::string gclid;
-  std::string gbraid;
-  std::string wbraid;
-  std::vector<std::string> hashed_emails;  // Google's email rules (gmail dots and +tags removed)
-  std::vector<std::string> hashed_phones;  // E.164 with the '+'
-  std::optional<consent_value> ad_user_data;  // consent; nullopt: not given
-  std::optional<consent_value> ad_personalization;
-  nlohmann::json extra;  // payload.extra.<extra_key> (an object), or null
-
-  [[nodiscard]] bool has_click_id() const { return !gclid.empty() || !gbraid.empty() || !wbraid.empty(); }
-  [[nodiscard]] bool has_user_identifiers() const { return !hashed_emails.empty() || !hashed_phones.empty(); }
-};
-
-// Reads the canonical payload of `event` for a Google provider; the text says what
-// is wrong (naming the field) when the row can never be sent. `extra_key` is
-// "google_ads" or "google_data_manager"; phones without a country code get
-// `default_phone_country_code` (digits, may be empty).
-[[nodiscard]] std::variant<google_event, std::string> read_google_event(const outbound_event& event,
-                                                                        std::string_view extra_key,
-                                                                        std::string_view default_phone_country_code);
-
-// One error inside a google.rpc.Status: an entry of Google Ads' GoogleAdsFailure
-// (errorCode + location), a google.rpc.ErrorInfo reason, or a BadRequest field
-// violation (Data Manager).
-struct google_error_item {
-  std::string kind;  // the errorCode key ("conversionUploadError", "authorizationError"...), "ErrorInfo", "BadRequest"
-  std::string code;  // "EVENT_NOT_FOUND", "CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE", "INVALID_FORMAT"...
-  std::string message;
-  std::optional<std::size_t> row;  // index in the request's conversions[] / events[], when located
-};
-
-// A google.rpc.Status as REST APIs serialize it.
-struct google_status {
-  int code = 0;         // HTTP status in {"error": ...}; gRPC code in partialFailureError
-  std::string status;   // "INVALID_ARGUMENT", "UNAUTHENTICATED"...
-  std::string message;  // Google's text
-  std::vector<google_error_item> errors;
-  std::optional<std::chrono::seconds> retry_delay;  // google.rpc.RetryInfo or Ads quotaErrorDetails
-
-  [[nodiscard]] bool has_code(std::string_view c) const;
-};
-
-// Reads a google.rpc.Status object (the value of "error", or of
-// "partialFailureError"). `list_field` names the repeated request field whose index
-// locates a row: "conversions" (Google Ads fieldPathElements) or "events" (Data
-// Manager field violations such as "events[3].event_timestamp").
-[[nodiscard]] google_status parse_google_status(const nlohmann::json& status, std::string_view list_field);
-// {"error": {...}} from a response body; nullopt for any other body.
-[[nodiscard]] std::optional<google_status> parse_google_error_body(std::string_view body, std::string_view list_field);
-// A protobuf JSON Duration ("30s", "1.5s", "0.200s") rounded up to whole seconds and
-// capped at max_retry_after; nullopt when malformed.
-[[nodiscard]] std::optional<std::chrono::seconds> parse_google_duration(std::string_view text);
-// One line for logs and rows: "HTTP 403 PERMISSION_DENIED: <message> (CODE: text; CODE: text)".
-[[nodiscard]] std::string describe_google_status(const google_status& s);
-
-// Settings helpers shared by both Google providers' validators.
-namespace google_settings {
-using settings_map = std::map<std::string, std::string>;
-using problem_list = std::vector<std::pair<std::string, std::string>>;
-// "123-456-7890" -> "1234567890"; nullopt unless 10 digits once dashes are gone.
-[[nodiscard]] std::optional<std::string> customer_id(std::string_view text);
-[[nodiscard]] bool is_digits(std::string_view text);
-[[nodiscard]] std::optional<bool> parse_bool(std::string_view text);  // true/false/1/0/yes/no/on/off
-// https:// or http:// with a host; a trailing '/' is dropped. nullopt when unusable.
-[[nodiscard]] std::optional<std::string> base_url(std::string_view text);
-// The OAuth keys (client_id, client_secret, refresh_token, token_url), the
-// validate_only flag, batch_size (1..max) and default_phone_country_code.
-void check_common(const settings_map& settings, std::size_t max_batch, problem_list& problems);
-[[nodiscard]] oauth_settings oauth_from(const settings_map& settings);
-}  // namespace google_settings
 
 // ==== The google_ads provider ===================================================
 

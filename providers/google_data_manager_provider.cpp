@@ -135,6 +135,77 @@ std::vector<std::optional<std::size_t>> data_manager_request_rows(std::span<cons
   return rows;
 }
 
+namespace {
+
+// The line recorded for a refused request: Google's status when the body has one, else the HTTP status and body.
+std::string refusal_text(const std::optional<google_status>& parsed, const http_response& response) {
+  const int status = response.status;
+  std::string text = parsed ? describe_google_status(*parsed)
+                            : "HTTP " + std::to_string(status) +
+                                  (response.body.empty() ? "" : ": " + one_line_excerpt(response.body, 200));
+  if (parsed && parsed->code != status && parsed->code != 0) text = "HTTP " + std::to_string(status) + ": " + text;
+  return text;
+}
+
+// The delay Google asked for: RetryInfo in the body, else a Retry-After header.
+std::optional<seconds> retry_delay(const std::optional<google_status>& parsed, const http_response& response,
+                                   system_clock::time_point now) {
+  if (parsed && parsed->retry_delay) return parsed->retry_delay;
+  if (const auto h = response.header("retry-after")) return parse_retry_after(*h, now);
+  return std::nullopt;
+}
+
+// The first error that refuses every event of the destination, or nullptr.
+const google_error_item* destination_wide_error(const std::optional<google_status>& parsed) {
+  if (!parsed) return nullptr;
+  for (const auto& e : parsed->errors) {
+    if (is_destination_wide(e)) return &e;
+  }
+  return nullptr;
+}
+
+// Why the destination is paused, and what on-call should check.
+std::string destination_refusal(int status, const google_error_item* wide, const std::string& text) {
+  std::string reason = "Data Manager refused the destination (" + text + ")";
+  if (status == 403 || (wide != nullptr && wide->code == "PERMISSION_DENIED")) {
+    reason += ": check that the OAuth user can reach account_id (through login_account_id when it is a manager "
+              "account) and that the refresh token was granted the https://www.googleapis.com/auth/datamanager "
+              "scope";
+  } else if (status == 404) {
+    reason += ": check base_url";
+  } else {
+    reason += ": check account_id and conversion_action_id (an UPLOAD_CLICKS action of that account) and the "
+              "account's conversion settings";
+  }
+  return reason;
+}
+
+// A refused request of several events: those Google located are dead, the others are sent again alone.
+void classify_refused_batch(std::span<const std::optional<std::size_t>> rows, std::size_t in_request,
+                            const std::optional<google_status>& parsed, const std::string& text, batch_outcome& out) {
+  std::vector<std::optional<std::string>> located(in_request);
+  if (parsed) {
+    for (const auto& e : parsed->errors) {
+      if (e.row && *e.row < in_request && !located[*e.row]) {
+        located[*e.row] = one_line_excerpt("Data Manager: " + e.code + (e.message.empty() ? "" : ": " + e.message), 400);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i]) {
+      out.events[i] = held_back_outcome();
+    } else if (located[*rows[i]]) {
+      out.events[i] = dead_outcome(*located[*rows[i]]);
+    } else {
+      out.events[i] = retry_outcome("the request was refused because of another event in it (" + text +
+                                    "); sent again on its own");
+      out.events[i].resend_alone = true;
+    }
+  }
+}
+
+}  // namespace
+
 batch_outcome classify_data_manager_result(std::span<const std::optional<std::size_t>> rows,
                                            const http_result& result, system_clock::time_point now) {
   const std::size_t in_request =
@@ -159,48 +230,20 @@ batch_outcome classify_data_manager_result(std::span<const std::optional<std::si
   }
 
   const auto parsed = parse_google_error_body(response.body, "events");
-  std::string text = parsed ? describe_google_status(*parsed)
-                            : "HTTP " + std::to_string(status) +
-                                  (response.body.empty() ? "" : ": " + one_line_excerpt(response.body, 200));
-  if (parsed && parsed->code != status && parsed->code != 0) text = "HTTP " + std::to_string(status) + ": " + text;
-  const auto delay = [&]() -> std::optional<seconds> {
-    if (parsed && parsed->retry_delay) return parsed->retry_delay;
-    if (const auto h = response.header("retry-after")) return parse_retry_after(*h, now);
-    return std::nullopt;
-  };
-
+  const std::string text = refusal_text(parsed, response);
   if (status == 401) {
     out.reauthenticate = true;
     for_sent(retry_outcome(text));
     return out;
   }
-  const google_error_item* wide = nullptr;
-  if (parsed) {
-    for (const auto& e : parsed->errors) {
-      if (is_destination_wide(e)) {
-        wide = &e;
-        break;
-      }
-    }
-  }
+  const google_error_item* wide = destination_wide_error(parsed);
   if (status == 403 || status == 404 || (wide != nullptr && !is_retryable_status(status))) {
-    std::string reason = "Data Manager refused the destination (" + text + ")";
-    if (status == 403 || (wide != nullptr && wide->code == "PERMISSION_DENIED")) {
-      reason += ": check that the OAuth user can reach account_id (through login_account_id when it is a manager "
-                "account) and that the refresh token was granted the https://www.googleapis.com/auth/datamanager "
-                "scope";
-    } else if (status == 404) {
-      reason += ": check base_url";
-    } else {
-      reason += ": check account_id and conversion_action_id (an UPLOAD_CLICKS action of that account) and the "
-                "account's conversion settings";
-    }
-    out.pause_destination = one_line_excerpt(reason, 600);
+    out.pause_destination = one_line_excerpt(destination_refusal(status, wide, text), 600);
     for_sent(retry_outcome(text));
     return out;
   }
   if (status == 429 || is_retryable_status(status)) {
-    for_sent(retry_outcome(text, delay()));
+    for_sent(retry_outcome(text, retry_delay(parsed, response, now)));
     return out;
   }
   // 400 INVALID_ARGUMENT and other 4xx: nothing in the request was ingested.
@@ -208,25 +251,7 @@ batch_outcome classify_data_manager_result(std::span<const std::optional<std::si
     for_sent(dead_outcome(text));
     return out;
   }
-  std::vector<std::optional<std::string>> located(in_request);
-  if (parsed) {
-    for (const auto& e : parsed->errors) {
-      if (e.row && *e.row < in_request && !located[*e.row]) {
-        located[*e.row] = one_line_excerpt("Data Manager: " + e.code + (e.message.empty() ? "" : ": " + e.message), 400);
-      }
-    }
-  }
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (!rows[i]) {
-      out.events[i] = held_back_outcome();
-    } else if (located[*rows[i]]) {
-      out.events[i] = dead_outcome(*located[*rows[i]]);
-    } else {
-      out.events[i] = retry_outcome("the request was refused because of another event in it (" + text +
-                                    "); sent again on its own");
-      out.events[i].resend_alone = true;
-    }
-  }
+  classify_refused_batch(rows, in_request, parsed, text, out);
   return out;
 }
 
@@ -284,9 +309,11 @@ http_request google_data_manager_provider::build_request(std::span<const outboun
   request.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   request.headers.emplace_back("content-type", "application/json");
   static constexpr std::array<std::string_view, 2> own{"content-type", "authorization"};
-  for (const auto& [name, value] : destination_.extra_headers) {
+  for (const auto& header : destination_.extra_headers) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string& name = header.first;
     if (std::none_of(own.begin(), own.end(), [&](std::string_view o) { return iequals(o, name); })) {
-      request.headers.emplace_back(name, value);
+      request.headers.push_back(header);
     }
   }
   return request;

@@ -29,7 +29,8 @@ std::optional<int> fixed_digits(std::string_view s) {
 }
 
 // IMF-fixdate only: "Sun, 06 Nov 1994 08:49:37 GMT" (names are case-sensitive).
-std::optional<system_clock::time_point> parse_imf_fixdate(std::string_view s) {
+// In whole seconds: system_clock's nanoseconds end in 2262, and years up to 9999 are valid here.
+std::optional<std::chrono::sys_seconds> parse_imf_fixdate(std::string_view s) {
   static constexpr std::array<std::string_view, 7> day_names{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
   static constexpr std::array<std::string_view, 12> month_names{"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                                 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
@@ -156,7 +157,8 @@ std::optional<seconds> parse_retry_after(std::string_view value, system_clock::t
   }
   const auto when = parse_imf_fixdate(value);
   if (!when) return std::nullopt;
-  const auto delta = std::chrono::floor<seconds>(*when - now);
+  // floor(when - now) without converting `when` to nanoseconds, which overflows after 2262.
+  const seconds delta = *when - std::chrono::ceil<seconds>(now);
   return std::clamp(delta, seconds{0}, max_retry_after);
 }
 

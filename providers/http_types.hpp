@@ -50,6 +50,10 @@ struct http_result {
   std::chrono::milliseconds duration{0};
   // True when request bytes may have reached the server (so it may have acted on them).
   bool maybe_delivered = false;
+  // True when the whole request went out on a reused keep-alive connection
+  // that then died before any response byte, and was sent again on a fresh
+  // one: the server may have received it twice (it must dedup on the key).
+  bool resent_on_fresh_connection = false;
 
   [[nodiscard]] bool ok() const { return response.has_value(); }
 };

@@ -14,6 +14,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "providers/http_types.hpp"
+#include "providers/https_resolver.hpp"
 
 namespace outbox::providers {
 
@@ -22,9 +23,23 @@ struct https_client_options {
   std::chrono::milliseconds handshake_timeout{3000};  // TLS handshake
   std::chrono::milliseconds request_timeout{10000};   // write + read of one exchange
   std::chrono::milliseconds idle_timeout{30000};      // pooled connection max idle; 0 disables reuse
-  std::size_t max_response_bytes = 1 << 20;           // body cap; headers are capped at 64 KiB
+  // Body cap. Headers are capped too (http_response_reader.hpp): 64 KiB of
+  // status lines, fields and trailers, 100 fields, 256-byte chunk extensions.
+  std::size_t max_response_bytes = 1 << 20;
   std::size_t max_idle_per_origin = 64;
   std::string extra_ca_file;  // PEM, added to the system trust store (for tests)
+  // Blocking lookup run on a thread per host name (see https_resolver.hpp);
+  // replaceable for tests. IP literals never reach it.
+  name_resolver resolver = system_name_resolver;
+
+  // The longest one async_send can take: connect + handshake + request
+  // timeouts. It is enforced as one deadline set when async_send starts and
+  // capping every step, including the lookup and the one resend after a stale
+  // keep-alive connection (which gets only what is left), so it holds to
+  // within scheduling delay. A background TLS close_notify is not counted.
+  [[nodiscard]] std::chrono::milliseconds worst_case_attempt() const {
+    return connect_timeout + handshake_timeout + request_timeout;
+  }
 };
 
 class https_client {
@@ -38,7 +53,9 @@ class https_client {
   // Sends one request (https://, or plain http://). Never throws for I/O
   // failures: they come back as result.error. A reused keep-alive connection
   // that turns out dead before any response byte arrives is retried once on a
-  // fresh connection; nothing else is retried.
+  // fresh connection (result.resent_on_fresh_connection tells when the whole
+  // request had gone out first); nothing else is retried. Interim 1xx
+  // responses are skipped. Completes within opts.worst_case_attempt().
   // Host, Content-Length and Transfer-Encoding are set here (given values are
   // dropped); User-Agent and Content-Type (application/json, when there is a
   // body) are set unless given.

@@ -1,4 +1,5 @@
 #include "providers/setting_checks.hpp"
+#include "providers/quoted_text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -29,12 +30,7 @@ bool has_control(std::string_view s) {
   });
 }
 
-std::string got(std::string_view value) {
-  std::string shown;
-  for (const char c : value.substr(0, 60)) shown.push_back(static_cast<unsigned char>(c) < 0x20 ? '?' : c);
-  if (value.size() > 60) shown += "...";
-  return " (got \"" + shown + "\")";
-}
+std::string got(std::string_view value) { return " (got \"" + quoted_excerpt(value) + "\")"; }
 
 std::optional<std::size_t> parse_size(std::string_view s, std::size_t min, std::size_t max) {
   std::size_t v = 0;

@@ -96,10 +96,12 @@ http_request webhook_provider::build_request(std::span<const outbound_event> eve
                                  "v1," + base64_encode(signer_->sign({event.idempotency_key, ".", ts, ".", request.body})));
   }
   request.headers.emplace_back("idempotency-key", event.idempotency_key);
-  for (const auto& [name, value] : destination_.extra_headers) {
+  for (const auto& header : destination_.extra_headers) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string& name = header.first;
     const bool ours =
         std::any_of(own_headers.begin(), own_headers.end(), [&](std::string_view own) { return iequals(own, name); });
-    if (!ours) request.headers.emplace_back(name, value);
+    if (!ours) request.headers.push_back(header);
   }
   return request;
 }

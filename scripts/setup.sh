@@ -8,6 +8,8 @@ packages=(
   libpq-dev libboost1.81-dev libssl-dev nlohmann-json3-dev doctest-dev
   postgresql-15 postgresql-contrib ca-certificates openssl
   python3 python3-django python3-psycopg2
+  # The fuzz build (docs/testing.md): Debian's clang and its runtimes, libFuzzer included.
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

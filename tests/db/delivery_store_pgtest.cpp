@@ -7,7 +7,10 @@
 #include "db/delivery_store.hpp"
 #include "dispatcher/instance_id.hpp"
 #include "tests/support/pg_fixture.hpp"
+#include "tests/support/must.hpp"
 #include "tests/support/run_async.hpp"
+
+using outbox::test::must;
 
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -50,8 +53,8 @@ TEST_CASE("claims take due rows once, under a lease, and SKIP LOCKED keeps claim
                                                                                   std::vector<outbox::db::claimed_row>>> {
     auto c1 = co_await connection::async_connect(ex, db.conninfo(), 5s);
     auto c2 = co_await connection::async_connect(ex, db.conninfo(), 5s);
-    auto first = co_await outbox::db::async_claim(c1, claim_req("a", 6));
-    auto second = co_await outbox::db::async_claim(c2, claim_req("b", 6));
+    auto first = must(co_await outbox::db::async_claim(c1, claim_req("a", 6)));
+    auto second = must(co_await outbox::db::async_claim(c2, claim_req("b", 6)));
     co_return std::pair{first, second};
   });
   CHECK(a.size() == 6);
@@ -71,17 +74,17 @@ TEST_CASE("a settle with a stale lease token changes nothing and is logged as le
   enqueue(db, 1);
   const auto settled = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::pair<std::size_t, std::size_t>> {
     auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
-    auto rows = co_await outbox::db::async_claim(c, claim_req("a", 1, 1s));
+    auto rows = must(co_await outbox::db::async_claim(c, claim_req("a", 1, 1s)));
     // The lease expires; another worker takes the row over with a new token.
     (void)co_await c.async_query("UPDATE event_delivery SET lease_expires_at = now() - interval '1 second'", {}, 5s);
-    auto taken = co_await outbox::db::async_claim(c, claim_req("b", 1));
+    auto taken = must(co_await outbox::db::async_claim(c, claim_req("b", 1)));
     std::vector<outbox::db::settlement> stale{sent(rows.front())};
-    auto stale_result = co_await outbox::db::async_settle(c, "a", stale);
+    auto stale_result = must(co_await outbox::db::async_settle(c, "a", stale));
     std::vector<outbox::db::settlement> fresh{sent(taken.front())};
-    auto fresh_result = co_await outbox::db::async_settle(c, "b", fresh);
+    auto fresh_result = must(co_await outbox::db::async_settle(c, "b", fresh));
     CHECK(taken.front().reclaimed);
     CHECK(taken.front().attempts == 2);
-    co_return std::pair{stale_result.size(), fresh_result.size()};
+    co_return std::pair{stale_result.applied.size(), fresh_result.applied.size()};
   });
   CHECK(settled.first == 0);
   CHECK(settled.second == 1);
@@ -95,7 +98,7 @@ TEST_CASE("retry settles schedule the next attempt; refunds do not count; renew 
   enqueue(db, 3);
   outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
     auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
-    auto rows = co_await outbox::db::async_claim(c, claim_req("a", 3));
+    auto rows = must(co_await outbox::db::async_claim(c, claim_req("a", 3)));
     REQUIRE(rows.size() == 3);
     auto retry = sent(rows[0]);
     retry.state = outbox::db::settle_state::pending;
@@ -107,16 +110,17 @@ TEST_CASE("retry settles schedule the next attempt; refunds do not count; renew 
     refund.refund_attempt = true;
     refund.outcome = "paused";
     std::vector<outbox::db::settlement> batch{retry, refund};
-    auto done = co_await outbox::db::async_settle(c, "a", batch);
-    CHECK(done.size() == 2);
+    auto done = must(co_await outbox::db::async_settle(c, "a", batch));
+    CHECK(done.applied.size() == 2);
 
     std::vector<std::int64_t> ids{rows[2].id};
     std::vector<std::string> good{rows[2].lease_token};
     std::vector<std::string> bad{outbox::random_uuid()};
-    CHECK(co_await outbox::db::async_renew(c, ids, bad, 30s) == 0);
-    CHECK(co_await outbox::db::async_renew(c, ids, good, 300s) == 1);
-    CHECK(co_await outbox::db::async_release(c, ids, bad) == 0);
-    CHECK(co_await outbox::db::async_release(c, ids, good) == 1);
+    CHECK(must(co_await outbox::db::async_renew(c, ids, bad, 30s)) == 0);
+    CHECK(must(co_await outbox::db::async_renew(c, ids, good, 300s)) == 1);
+    // Rows under our name with a token we do not hold are orphans of a lost claim.
+    CHECK(must(co_await outbox::db::async_release_orphans(c, "a", good)).empty());
+    CHECK(must(co_await outbox::db::async_release_orphans(c, "a", bad)) == ids);
   });
   CHECK(db.scalar("SELECT attempts FROM event_delivery WHERE last_error = 'HTTP 503'") == 1);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE last_error = 'HTTP 503' "
@@ -130,16 +134,16 @@ TEST_CASE("sweep resets only expired leases and kills rows out of attempts") {
   enqueue(db, 3);
   const auto swept = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::vector<outbox::db::swept_row>> {
     auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
-    (void)co_await outbox::db::async_claim(c, claim_req("crashed", 3));
+    (void)must(co_await outbox::db::async_claim(c, claim_req("crashed", 3)));
     (void)co_await c.async_query("UPDATE event_delivery SET lease_expires_at = now() - interval '1 minute' "
                                  "WHERE lead_project_id IN (1, 2)", {}, 5s);
     (void)co_await c.async_query("UPDATE event_delivery SET attempts = 12 WHERE lead_project_id = 2", {}, 5s);
     outbox::db::sweep_request dry;
     dry.dry_run = true;
-    auto listed = co_await outbox::db::async_sweep(c, dry);
+    auto listed = must(co_await outbox::db::async_sweep(c, dry));
     CHECK(listed.size() == 2);
     outbox::db::sweep_request req;
-    co_return co_await outbox::db::async_sweep(c, req);
+    co_return must(co_await outbox::db::async_sweep(c, req));
   });
   REQUIRE(swept.size() == 2);
   CHECK(swept[0].previous_owner == "crashed");
@@ -155,7 +159,7 @@ TEST_CASE("lease renewal never waits for a row another session has locked (no de
   outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
     auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
     auto settler = co_await connection::async_connect(ex, db.conninfo(), 5s);
-    auto rows = co_await outbox::db::async_claim(c, claim_req("a", 2, 30s));
+    auto rows = must(co_await outbox::db::async_claim(c, claim_req("a", 2, 30s)));
     REQUIRE(rows.size() == 2);
     // The settle connection holds row 0 in an open transaction, as a settle in progress does.
     (void)co_await settler.async_query("BEGIN", {}, 5s);
@@ -166,10 +170,10 @@ TEST_CASE("lease renewal never waits for a row another session has locked (no de
     std::vector<std::string> tokens{rows[0].lease_token, rows[1].lease_token};
     // Returns at once, renewing only the row nobody holds (it would otherwise wait for the lock).
     const auto t0 = std::chrono::steady_clock::now();
-    CHECK(co_await outbox::db::async_renew(c, ids, tokens, 300s) == 1);
+    CHECK(must(co_await outbox::db::async_renew(c, ids, tokens, 300s)) == 1);
     CHECK(std::chrono::steady_clock::now() - t0 < 3s);
     (void)co_await settler.async_query("COMMIT", {}, 5s);
-    CHECK(co_await outbox::db::async_renew(c, ids, tokens, 300s) == 2);
+    CHECK(must(co_await outbox::db::async_renew(c, ids, tokens, 300s)) == 2);
   }, 20s);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lease_expires_at > now() + interval '200 seconds'") == 2);
 }

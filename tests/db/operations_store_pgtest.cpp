@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "db/operations_store.hpp"
+#include "dispatcher/duration_arg.hpp"
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
@@ -53,7 +54,8 @@ TEST_CASE("status reports counts, the oldest due row, expired leases and pauses"
 TEST_CASE("requeue moves only matching dead/held rows back, keeps the key, and dry-run changes nothing") {
   outbox::test::scratch_database db;
   seed(db);
-  const auto keys_before = db.query("SELECT string_agg(idempotency_key, ',' ORDER BY id) FROM event_delivery").text(0, 0);
+  const std::string keys_before =
+      db.query("SELECT string_agg(idempotency_key, ',' ORDER BY id) FROM event_delivery").text(0, 0);
   outbox::db::requeue_filter dry;
   dry.error_contains = "currency";
   dry.dry_run = true;
@@ -120,6 +122,24 @@ TEST_CASE("prune removes only old sent rows, in batches, archiving when asked") 
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 1);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery_archive") == 2);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery") == 6);
+}
+
+TEST_CASE("prune takes the longest --older-than the command line accepts without overflowing") {
+  outbox::test::scratch_database db;
+  seed(db);
+  db.query("UPDATE event_delivery SET sent_at = now() - interval '11 years' WHERE lead_project_id = 4");
+  outbox::db::prune_request req;
+  req.older_than = *outbox::parse_duration_arg("10y");
+  REQUIRE(req.older_than == outbox::max_duration_arg);
+  const auto n = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::int64_t> {
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    outbox::db::prune_request dry = req;
+    dry.dry_run = true;
+    CHECK(co_await outbox::db::async_prune(c, dry) == 1);
+    co_return co_await outbox::db::async_prune(c, req);
+  });
+  CHECK(n == 1);  // only the row sent 11 years ago
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 2);
 }
 
 TEST_CASE("pause and resume: resume makes the destination's waiting rows due now") {

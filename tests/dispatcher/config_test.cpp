@@ -82,7 +82,7 @@ TEST_CASE("defaults from an empty environment") {
   CHECK(c.poll_interval == 2000ms);
   CHECK(c.claim_batch == 100);
   CHECK(c.max_in_flight == 256);
-  CHECK(c.lease == 30s);
+  CHECK(c.lease == 60s);
   CHECK(c.request_timeout == 10000ms);
   CHECK(c.connect_timeout == 3000ms);
   CHECK(c.sweep_interval == 15s);
@@ -327,18 +327,24 @@ TEST_CASE("header settings are validated") {
   CHECK(any_starts_with(problems, "OUTBOX_DEST__WEBHOOK__DEFAULT__HEADER__X_BAD: header value must not contain CR"));
 }
 
-TEST_CASE("the lease must exceed the request timeout plus 5 s") {
-  // Default 10 s timeout: 15 s is not enough, 16 s is.
+TEST_CASE("the lease must cover two tries of connect + handshake + request plus 5 s") {
+  // Defaults (connect 3 s, request 10 s): 2 x 16 s + 5 s = 37 s. (lease_budget_test.cpp has the OAuth case.)
   const auto problems = problems_of({{"OUTBOX_LEASE_SECONDS", "15"}});
   REQUIRE(problems.size() == 1);
-  CHECK(problems[0].starts_with("OUTBOX_LEASE_SECONDS: must exceed OUTBOX_REQUEST_TIMEOUT_MS plus a 5 s margin"));
-  CHECK(problems[0].find("at least 16 s") != std::string::npos);
-  CHECK(load_config({{"OUTBOX_LEASE_SECONDS", "16"}}).lease == 16s);
-  // Raising the timeout alone trips the rule against the default 30 s lease.
-  CHECK(problems_of({{"OUTBOX_REQUEST_TIMEOUT_MS", "25000"}}).size() == 1);
-  CHECK(load_config({{"OUTBOX_REQUEST_TIMEOUT_MS", "24999"}}).request_timeout == 24999ms);
+  CHECK(problems[0].starts_with("OUTBOX_LEASE_SECONDS: must be at least 37 s (got 15 s)"));
+  CHECK(problems[0].find("another dispatcher may claim and resend") != std::string::npos);
+  CHECK(load_config({{"OUTBOX_LEASE_SECONDS", "37"}}).lease == 37s);
+  // Raising the timeout alone trips the rule against the default 60 s lease:
+  // 2 x (3 + 3 + 21.5) + 5 = 60, 2 x (3 + 3 + 21.501) + 5 > 60.
+  CHECK(problems_of({{"OUTBOX_REQUEST_TIMEOUT_MS", "21501"}}).size() == 1);
+  CHECK(load_config({{"OUTBOX_REQUEST_TIMEOUT_MS", "21500"}}).request_timeout == 21500ms);
+  // The file's key is named as the origin.
+  const temp_file file{R"({"lease_seconds": 20})"};
+  const auto from_file = problems_of({{"OUTBOX_CONFIG_FILE", file.path()}});
+  REQUIRE(from_file.size() == 1);
+  CHECK(from_file[0].starts_with("config file key \"lease_seconds\": must be at least 37 s"));
   // The connect timeout is part of the request deadline.
-  const auto connect = problems_of({{"OUTBOX_CONNECT_TIMEOUT_MS", "10001"}});
+  const auto connect = problems_of({{"OUTBOX_CONNECT_TIMEOUT_MS", "10001"}, {"OUTBOX_LEASE_SECONDS", "3600"}});
   REQUIRE(connect.size() == 1);
   CHECK(connect[0].starts_with("OUTBOX_CONNECT_TIMEOUT_MS: must not exceed OUTBOX_REQUEST_TIMEOUT_MS"));
 }
@@ -396,7 +402,7 @@ TEST_CASE("describe() prints every effective setting in environment form") {
   const std::string text = describe(c);
   CHECK(text.find("OUTBOX_CLAIM_BATCH=42\n") != std::string::npos);
   CHECK(text.find("OUTBOX_WAKE_MODE=listen\n") != std::string::npos);
-  CHECK(text.find("OUTBOX_LEASE_SECONDS=30\n") != std::string::npos);
+  CHECK(text.find("OUTBOX_LEASE_SECONDS=60\n") != std::string::npos);
   CHECK(text.find("OUTBOX_RETRY_HORIZON_HOURS=36\n") != std::string::npos);
   CHECK(text.find("OUTBOX_LOG_LEVEL=info\n") != std::string::npos);
   CHECK(text.find("OUTBOX_METRICS_ADDRESS=\n") != std::string::npos);

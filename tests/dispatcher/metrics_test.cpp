@@ -1,8 +1,18 @@
 // The operations endpoint over real HTTP, and the Prometheus rendering.
 #include <doctest/doctest.h>
 
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <vector>
+
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
 
 #include "dispatcher/metrics.hpp"
 #include "dispatcher/metrics_server.hpp"
@@ -10,6 +20,54 @@
 #include "tests/support/run_async.hpp"
 
 namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+std::size_t open_fds() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+tcp::endpoint local(std::uint16_t port) { return {asio::ip::make_address("127.0.0.1"), port}; }
+
+// Sends `request` as raw bytes (nothing when empty) and returns everything the
+// server sends until it closes the connection (or `limit` passes).
+asio::awaitable<std::string> async_exchange(asio::any_io_executor ex, std::uint16_t port, std::string request,
+                                            std::chrono::milliseconds limit = 5s) {
+  boost::beast::tcp_stream s(ex);
+  s.expires_after(limit);
+  auto [cec] = co_await s.async_connect(local(port), use_tuple);
+  if (cec) co_return "connect failed: " + cec.message();
+  if (!request.empty()) (void)co_await asio::async_write(s, asio::buffer(request), use_tuple);
+  std::string out;
+  std::array<char, 4096> buf{};
+  for (;;) {
+    auto [ec, n] = co_await s.async_read_some(asio::buffer(buf), use_tuple);
+    out.append(buf.data(), n);
+    if (ec) break;
+  }
+  co_return out;
+}
+
+std::string header_block(const std::string& response) { return response.substr(0, response.find("\r\n\r\n")); }
+std::string body_of(const std::string& response) {
+  const auto end = response.find("\r\n\r\n");
+  return end == std::string::npos ? std::string{} : response.substr(end + 4);
+}
+
+outbox::metrics_server make_server(asio::any_io_executor ex, outbox::metrics_server_limits limits = {}) {
+  return outbox::metrics_server(
+      ex, "127.0.0.1:0", [] { return std::string("outbox_up 1\n"); },
+      [] { return std::pair<bool, std::string>{true, {}}; }, limits);
+}
+
+}  // namespace
 
 TEST_CASE("metrics render counters, labels and histograms in the exposition format") {
   outbox::metrics m;
@@ -87,4 +145,115 @@ TEST_CASE("a malformed metrics address is refused with a clear message") {
     }
     CHECK(message.find(bad) != std::string::npos);
   }
+}
+
+TEST_CASE("100 idle connections neither starve /metrics nor pile up file descriptors") {
+  struct result {
+    std::string answer;
+    double seconds = 0;
+    std::size_t fds_before = 0, fds_after = 0, open = 0;
+  };
+  const auto r = outbox::test::run_async([](auto ex) -> asio::awaitable<result> {
+    auto server = make_server(ex);
+    asio::co_spawn(ex, server.async_run(), asio::detached);
+    result out;
+    out.fds_before = open_fds();
+    std::vector<tcp::socket> idle;
+    for (int i = 0; i < 100; ++i) {
+      tcp::socket s(ex);
+      auto [ec] = co_await s.async_connect(local(server.port()), use_tuple);
+      REQUIRE_FALSE(ec);
+      idle.push_back(std::move(s));  // connected, sends nothing
+    }
+    const auto start = steady::now();
+    // Accepted after the 100 idle ones (the listen queue is FIFO): by its answer all were accepted.
+    out.answer = co_await async_exchange(ex, server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    out.seconds = std::chrono::duration<double>(steady::now() - start).count();
+    out.fds_after = open_fds();
+    out.open = server.open_connections();
+    server.stop();
+    co_return out;
+  });
+  INFO(r.answer);
+  CHECK(r.answer.starts_with("HTTP/1.1 200 OK"));
+  CHECK(body_of(r.answer) == "outbox_up 1\n");
+  CHECK(r.seconds < 2.0);
+  MESSAGE("GET /metrics behind 100 idle connections: " << r.seconds << " s; fds " << r.fds_before << " -> " << r.fds_after);
+  // The test's own 100 client sockets, plus at most 16 on the server side (and a little slack).
+  CHECK(r.fds_after <= r.fds_before + 100 + 16 + 2);
+  CHECK(r.open <= 16);
+}
+
+TEST_CASE("HEAD /metrics answers the headers of GET, with its Content-Length, and no body") {
+  const auto [head, get] = outbox::test::run_async([](auto ex) -> asio::awaitable<std::pair<std::string, std::string>> {
+    auto server = make_server(ex);
+    asio::co_spawn(ex, server.async_run(), asio::detached);
+    auto h = co_await async_exchange(ex, server.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    auto g = co_await async_exchange(ex, server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    server.stop();
+    co_return std::pair{h, g};
+  });
+  INFO(head);
+  CHECK(head.starts_with("HTTP/1.1 200 OK\r\n"));
+  CHECK(head.find("\r\n\r\n") == head.size() - 4);  // nothing after the header block
+  CHECK(header_block(head).find("Content-Length: 12") != std::string::npos);
+  CHECK(header_block(head).find("Content-Type: text/plain; version=0.0.4") != std::string::npos);
+  CHECK(header_block(get).find("Content-Length: 12") != std::string::npos);
+  CHECK(body_of(get) == "outbox_up 1\n");
+}
+
+TEST_CASE("a connection that sends nothing is closed after the request timeout") {
+  outbox::metrics_server_limits limits;
+  limits.request_timeout = 300ms;
+  const auto [got, seconds] = outbox::test::run_async([limits](auto ex) -> asio::awaitable<std::pair<std::string, double>> {
+    auto server = make_server(ex, limits);
+    asio::co_spawn(ex, server.async_run(), asio::detached);
+    const auto start = steady::now();
+    auto answer = co_await async_exchange(ex, server.port(), "", 10s);
+    const double took = std::chrono::duration<double>(steady::now() - start).count();
+    server.stop();
+    co_return std::pair{answer, took};
+  });
+  CHECK(got.empty());
+  CHECK(seconds >= 0.25);
+  CHECK(seconds < 3.0);
+}
+
+TEST_CASE("requests over the size cap are refused: 431 for headers, 413 for a body") {
+  const auto [big_header, big_body] =
+      outbox::test::run_async([](auto ex) -> asio::awaitable<std::pair<std::string, std::string>> {
+        auto server = make_server(ex);
+        asio::co_spawn(ex, server.async_run(), asio::detached);
+        auto h = co_await async_exchange(
+            ex, server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n");
+        auto b = co_await async_exchange(ex, server.port(),
+                                         "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
+                                             std::string(1000, 'b'));
+        server.stop();
+        co_return std::pair{h, b};
+      });
+  CHECK(big_header.starts_with("HTTP/1.1 431 "));
+  CHECK(big_body.starts_with("HTTP/1.1 413 "));
+}
+
+TEST_CASE("when every slot holds an idle client, the oldest idle one makes room") {
+  outbox::metrics_server_limits limits;
+  limits.max_connections = 2;
+  const auto [first_closed, answer] =
+      outbox::test::run_async([limits](auto ex) -> asio::awaitable<std::pair<bool, std::string>> {
+        auto server = make_server(ex, limits);
+        asio::co_spawn(ex, server.async_run(), asio::detached);
+        tcp::socket a(ex), b(ex);
+        (void)co_await a.async_connect(local(server.port()), use_tuple);
+        (void)co_await b.async_connect(local(server.port()), use_tuple);
+        auto got = co_await async_exchange(ex, server.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        // The oldest idle connection was closed by the server: its read ends at once.
+        std::array<char, 16> buf{};
+        auto [ec, n] = co_await a.async_read_some(asio::buffer(buf), use_tuple);
+        (void)n;
+        server.stop();
+        co_return std::pair{ec == asio::error::eof || ec == asio::error::connection_reset, got};
+      });
+  CHECK(first_closed);
+  CHECK(answer.starts_with("HTTP/1.1 200 OK"));
 }

@@ -60,7 +60,9 @@ TEST_CASE("three dispatchers while the CRM inserts 3,000 rows: every key deliver
   std::vector<dispatcher_process*> dispatchers;
   for (int i = 1; i <= 3; ++i) {
     // Small claims so the three really interleave.
-    environment extra{{"OUTBOX_CLAIM_BATCH", "20"}, {"OUTBOX_INSTANCE_NAME", "e2e-" + std::to_string(i)}};
+    // 2 s to connect: three dispatchers' TLS handshakes on 2 busy cores (sanitizer builds) can pass 1 s.
+    environment extra{{"OUTBOX_CLAIM_BATCH", "20"}, {"OUTBOX_INSTANCE_NAME", "e2e-" + std::to_string(i)},
+                      {"OUTBOX_CONNECT_TIMEOUT_MS", "2000"}};
     dispatchers.push_back(&fx.start_dispatcher(extra, "dispatcher-" + std::to_string(i)));
   }
   for (auto* d : dispatchers) REQUIRE(d->wait_for_log("listening for new rows", 15s));
@@ -137,8 +139,9 @@ TEST_CASE("SIGKILL with requests in flight: a second dispatcher resends after th
   fx.server.set_fallback([killed](const recorded_request&) {
     return killed->load() ? response_plan::reply(200) : response_plan::reply(200).after(2000ms);
   });
-  // The shortest legal lease for a 2.5 s request timeout: it must exceed 2.5 s + 5 s.
-  constexpr int lease_seconds = 8;
+  // The shortest legal lease for a 2.5 s request timeout and the fixture's 1 s
+  // connect timeout: 2 x (1 + 1 + 2.5) s + 5 s (dispatcher/lease_budget.hpp).
+  constexpr int lease_seconds = 14;
   constexpr std::size_t rows = 24;
   constexpr std::size_t concurrency = 16;  // 16 requests in flight, 8 rows claimed and waiting for a slot
   const environment extra{{"OUTBOX_LEASE_SECONDS", std::to_string(lease_seconds)},

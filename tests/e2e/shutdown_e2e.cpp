@@ -67,7 +67,7 @@ TEST_CASE("SIGTERM while the server hangs past the grace period: exit 0 after th
   // The request deadline (10 s) is well past the grace (2 s): only the shutdown can end them.
   const environment extra{{"OUTBOX_SHUTDOWN_GRACE_SECONDS", "2"},
                           {"OUTBOX_REQUEST_TIMEOUT_MS", "10000"},
-                          {"OUTBOX_LEASE_SECONDS", "16"},
+                          {"OUTBOX_LEASE_SECONDS", "29"},  // 2 x (1 + 1 + 10) s + 5 s
                           {"OUTBOX_DEST__WEBHOOK__DEFAULT__CONCURRENCY", std::to_string(hung)}};
   auto& d = fx.start_dispatcher(extra, "dispatcher-hung");
   REQUIRE(d.wait_for_log("listening for new rows", 15s));
@@ -87,15 +87,17 @@ TEST_CASE("SIGTERM while the server hangs past the grace period: exit 0 after th
   CHECK(took < 2.0 + 2.0);
   CHECK(fx.server.request_count() == hung);  // the waiting rows were not sent during the grace period
 
-  // Given back at once, not left to a lease that would run for 16 s.
+  // Given back at once, not left to a lease that would run for 29 s.
   CHECK(fx.count("state = 'sending'") == 0);
-  CHECK(fx.count("state = 'pending' AND lease_token IS NULL AND lease_owner IS NULL AND next_attempt_at <= now()") ==
+  // (A settled row keeps the token of the attempt it recorded; only the expiry says "leased".)
+  CHECK(fx.count("state = 'pending' AND lease_expires_at IS NULL AND lease_owner IS NULL AND next_attempt_at <= now()") ==
         static_cast<long long>(rows));
   CHECK(fx.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'abandoned'") ==
         static_cast<long long>(hung));
-  CHECK(fx.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'released'") ==
-        static_cast<long long>(rows - hung));
-  CHECK(d.count_in_logs("giving back rows at shutdown") == 1);
+  // Rows that never started go back without an attempts-log row: nothing was attempted.
+  CHECK(fx.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'released'") == 0);
+  CHECK(fx.count("attempts = 0") == static_cast<long long>(rows - hung));
+  CHECK(d.count_in_logs("grace period over: settling requests still in flight") == 1);
 
   // The next dispatcher sends them all, the hung ones again under the same keys with the same bodies.
   auto& next = fx.start_dispatcher(extra, "dispatcher-next");

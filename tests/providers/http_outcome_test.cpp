@@ -92,6 +92,17 @@ TEST_CASE("parse_retry_after reads an IMF-fixdate relative to now") {
   CHECK(parse_retry_after("Thu, 25 Feb 2021 15:04:10 GMT", now + 500ms) == seconds{119});
 }
 
+TEST_CASE("parse_retry_after caps dates and numbers far in the future without overflowing") {
+  // system_clock counts nanoseconds and ends in 2262: these used to wrap around.
+  CHECK(parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now) == max_retry_after);
+  CHECK(parse_retry_after("Sat, 01 Jan 2263 00:00:00 GMT", now) == max_retry_after);
+  CHECK(parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", system_clock::now()) == max_retry_after);
+  CHECK(parse_retry_after("Sat, 01 Jan 0000 00:00:00 GMT", now) == seconds{0});
+  CHECK(parse_retry_after("99999999999999999999", now) == max_retry_after);
+  const auto far = classify_http_result(response(503, "", {{"retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"}}), now);
+  CHECK(far.retry_after == max_retry_after);
+}
+
 TEST_CASE("status classes") {
   for (int s : {408, 425, 429, 500, 502, 503, 504, 599}) {
     CAPTURE(s);

@@ -16,6 +16,7 @@
 #include <doctest/doctest.h>
 
 #include "providers/https_client.hpp"
+#include "tests/providers/https_test_helpers.hpp"
 #include "tests/support/test_https_server.hpp"
 #include "tests/support/test_tls.hpp"
 
@@ -34,52 +35,7 @@ using outbox::test::response_plan;
 using outbox::test::test_https_server;
 using outbox::test::test_pki;
 using outbox::test::test_server_options;
-
-const test_pki& pki() {
-  static const test_pki instance;
-  return instance;
-}
-
-test_server_options trusted_tls() {
-  static const certificate_pem cert = pki().trusted.issue();  // localhost, 127.0.0.1
-  return {cert};
-}
-
-https_client_options client_options() {
-  https_client_options opts;
-  opts.extra_ca_file = pki().trusted.cert_pem_file().string();
-  opts.connect_timeout = 2s;
-  opts.handshake_timeout = 2s;
-  opts.request_timeout = 2s;
-  return opts;
-}
-
-http_request post(std::string url, std::string body = R"({"event":"lead"})") {
-  http_request req;
-  req.url = std::move(url);
-  req.body = std::move(body);
-  return req;
-}
-
-// Drives `io` on this thread until `done()` holds. A server sharing the
-// io_context keeps work pending, so io.run() alone would never return.
-void run_until(asio::io_context& io, const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) throw std::runtime_error("test did not finish in time");
-    if (io.stopped()) io.restart();
-    io.run_one_for(100ms);
-  }
-}
-
-template <class T>
-T run_on(asio::io_context& io, asio::awaitable<T> task) {
-  auto result = asio::co_spawn(io, std::move(task), asio::use_future);
-  run_until(io, [&] { return result.wait_for(0s) == std::future_status::ready; });
-  return result.get();
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using namespace outbox::test::https;
 
 bool is_reset_or_bad(transport_error e) {
   return e == transport_error::connection_reset || e == transport_error::bad_response;
@@ -112,6 +68,7 @@ TEST_CASE("a POST arrives with its body and headers and the response comes back"
   REQUIRE(result.ok());
   CHECK(result.error == transport_error::none);
   CHECK(result.maybe_delivered);
+  CHECK_FALSE(result.resent_on_fresh_connection);
   CHECK(result.response->status == 201);
   CHECK(result.response->body == R"({"ok":true})");
   CHECK(result.response->header("X-REQUEST-ID") == "abc");
@@ -210,6 +167,7 @@ TEST_CASE("a connection the server closed while idle is replaced transparently")
 
   REQUIRE(second.ok());
   CHECK(second.response->status == 200);
+  CHECK_FALSE(second.resent_on_fresh_connection);  // the dead one was skipped, never written to
   CHECK(server.accepted_connections() == 2);
   CHECK(server.request_count() == 2);
   CHECK(client.idle_connections() == 1);
@@ -226,6 +184,7 @@ TEST_CASE("a reused connection closed before any response byte is retried once o
 
   REQUIRE(second.ok());
   CHECK(second.maybe_delivered);
+  CHECK(second.resent_on_fresh_connection);  // the server read it once already
   const auto seen = server.requests();
   REQUIRE(seen.size() == 3);  // the dropped one, then its retry
   CHECK(seen[1].connection == seen[0].connection);
@@ -244,6 +203,7 @@ TEST_CASE("a fresh connection closed without a response is reported, not retried
   CHECK_FALSE(result.ok());
   CHECK(result.error == transport_error::connection_reset);
   CHECK(result.maybe_delivered);
+  CHECK_FALSE(result.resent_on_fresh_connection);
   CHECK(server.request_count() == 1);
   CHECK(server.accepted_connections() == 1);
 }

@@ -98,6 +98,8 @@ class standalone_engine {
   std::thread thread_;
 };
 
+
+
 }  // namespace
 
 TEST_CASE("meta: a batch with one bad row is split; the good rows are delivered, the bad one is dead") {
@@ -188,13 +190,9 @@ TEST_CASE("meta: a wrong token pauses the destination without burning rows; a co
   CHECK(meta.requests().front().error_code == 190);
 
   // A row enqueued while paused is put back without a request.
+  const auto skipped = h.skipped_claims();
   const auto third = h.enqueue(303, "Lead", lead_payload(now - 60, "order-303"), "meta");
-  REQUIRE(eventually(
-      [&] {
-        return h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE delivery_id = $1 AND outcome = 'paused'",
-                           {std::to_string(third)}) >= 1;
-      },
-      10s));
+  REQUIRE(h.claims_skipped_paused_since(skipped));
   CHECK(meta.requests().size() == 1);
   CHECK(meta.accepted_events().empty());
   h.stop();
@@ -274,4 +272,22 @@ TEST_CASE("meta: with on_expired_lease=hold a row whose lease expired is held, n
   CHECK(h.state_of(held) == "held");
   CHECK(meta.times_accepted(column_of(h, held, "idempotency_key")) == 0);
   h.stop();
+}
+
+TEST_CASE("finding 8: a request still running at shutdown on a hold destination is held, never silently pending") {
+  engine_harness h([](outbox::environment& env) {
+    env["OUTBOX_SHUTDOWN_GRACE_SECONDS"] = "1";
+    add_meta_destination(env, "DEFAULT", {{"ON_EXPIRED_LEASE", "hold"}});
+  });
+  const fake_meta meta;
+  meta.install(h.server);
+  h.server.script({response_plan::hang()});
+  h.start();
+  const auto id = h.enqueue(601, "Lead", lead_payload(unix_now() - 60, "order-601"), "meta", "default");
+  REQUIRE(h.server.wait_for_requests(1, 10s));
+  h.stop();  // the grace period ends with the request still hanging
+  CHECK(h.state_of(id) == "held");
+  CHECK(column_of(h, id, "last_error").find("stopped while a request was in flight") != std::string::npos);
+  CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE delivery_id = $1 AND outcome = 'held'",
+                    {std::to_string(id)}) == 1);
 }

@@ -18,7 +18,9 @@ environment base_environment(const scratch_database& db, const test_https_server
   environment env;
   env["DATABASE_URL"] = db.conninfo();
   env["OUTBOX_POLL_INTERVAL_MS"] = "500";
-  env["OUTBOX_LEASE_SECONDS"] = "10";
+  // The shortest lease the rule allows with OAuth destinations (google_pgtest):
+  // 3 x (1 s connect + 1 s handshake + 2 s request) + 5 s = 17 s (dispatcher/lease_budget.hpp).
+  env["OUTBOX_LEASE_SECONDS"] = "17";
   env["OUTBOX_REQUEST_TIMEOUT_MS"] = "2000";
   env["OUTBOX_CONNECT_TIMEOUT_MS"] = "1000";
   env["OUTBOX_SWEEP_INTERVAL_SECONDS"] = "1";
@@ -93,5 +95,17 @@ bool engine_harness::wait_state(std::int64_t id, const std::string& state, std::
 }
 
 std::string engine_harness::logs() const { return log_stream_.str(); }
+
+std::size_t engine_harness::skipped_claims() const {
+  const std::string text = logs();
+  constexpr std::string_view line = "claim skipped paused destinations";
+  std::size_t n = 0;
+  for (auto at = text.find(line); at != std::string::npos; at = text.find(line, at + 1)) ++n;
+  return n;
+}
+
+bool engine_harness::claims_skipped_paused_since(std::size_t count_before) const {
+  return eventually([&] { return skipped_claims() >= count_before + 2; }, std::chrono::seconds(10));
+}
 
 }  // namespace outbox::test

@@ -45,6 +45,11 @@ class engine_harness {
   [[nodiscard]] bool wait_state(std::int64_t id, const std::string& state,
                                 std::chrono::milliseconds timeout = std::chrono::seconds(15)) const;
   [[nodiscard]] std::string logs() const;
+  // Claims so far that left paused destinations out (a debug log line each).
+  [[nodiscard]] std::size_t skipped_claims() const;
+  // Paused rows are never claimed, so there is no write to wait for: wait until
+  // two more such claims ran (one surely began after the caller's row committed).
+  [[nodiscard]] bool claims_skipped_paused_since(std::size_t count_before) const;
 
   scratch_database db;
   test_pki pki;

@@ -88,6 +88,7 @@ struct server_state {
   std::atomic<bool> stopped{false};
   std::atomic<std::size_t> accepted{0};
   std::atomic<std::size_t> handshakes{0};
+  std::atomic<std::size_t> written{0};  // response bytes
   mutable std::mutex mutex;
   mutable std::condition_variable recorded;
   std::vector<recorded_request> records;  // guarded by mutex
@@ -196,15 +197,26 @@ asio::awaitable<void> async_hang(Stream& stream) {
   }
 }
 
-// Promises the whole body in Content-Length, sends half of it.
+// Writes the plan's raw pieces, `gap` apart, then floods. False once the client is gone.
 template <class Stream>
-asio::awaitable<void> async_send_half(Stream& stream, const response_plan& plan) {
-  const std::string body = plan.body.empty() ? std::string(1024, 'x') : plan.body;
-  std::string bytes = "HTTP/1.1 " + std::to_string(plan.status) +
-                      " OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                      "\r\n\r\n";
-  bytes.append(body, 0, body.size() / 2);
-  (void)co_await asio::async_write(stream, asio::buffer(bytes), use_tuple);
+asio::awaitable<bool> async_send_raw(server_state& st, Stream& stream, asio::steady_timer& timer,
+                                     const response_plan& plan) {
+  for (std::size_t i = 0; i < plan.raw_pieces.size(); ++i) {
+    if (i > 0 && plan.gap > milliseconds::zero()) {
+      timer.expires_after(plan.gap);
+      if (auto [ec] = co_await timer.async_wait(use_tuple); ec || st.stopped) co_return false;
+    }
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(plan.raw_pieces[i]), use_tuple);
+    st.written += n;
+    if (ec) co_return false;
+  }
+  for (std::size_t sent = 0; sent < plan.flood_bytes && !plan.flood_piece.empty();) {
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(plan.flood_piece), use_tuple);
+    st.written += n;
+    sent += n;
+    if (ec) co_return false;
+  }
+  co_return true;
 }
 
 [[nodiscard]] http::response<http::string_body> make_response(const response_plan& plan, bool client_keeps_alive) {
@@ -248,13 +260,19 @@ asio::awaitable<bool> async_serve(server_state& st, Stream& stream, live_session
       case response_plan::kind::close_without_response:
         co_return false;
       case response_plan::kind::close_mid_response:
-        co_await async_send_half(stream, plan);
+      case response_plan::kind::flood:
+        (void)co_await async_send_raw(st, stream, *me.timer, plan);
         co_return false;
+      case response_plan::kind::raw:
+        if (!co_await async_send_raw(st, stream, *me.timer, plan)) co_return false;
+        if (!plan.keep_alive) co_return true;
+        continue;
       case response_plan::kind::respond:
         break;
     }
     const auto res = make_response(plan, client_keeps_alive);
     auto [write_ec, written] = co_await http::async_write(stream, res, use_tuple);
+    st.written += written;
     if (write_ec) co_return false;
     if (!res.keep_alive()) co_return true;
   }
@@ -339,22 +357,28 @@ response_plan response_plan::reply(int status, std::string body, providers::head
   return p;
 }
 
-response_plan response_plan::hang() {
-  response_plan p;
-  p.action = kind::hang;
-  return p;
-}
+response_plan response_plan::hang() { return {.action = kind::hang}; }
 
+// Promises the whole body in Content-Length, sends half of it.
 response_plan response_plan::close_mid_response(std::string body) {
-  response_plan p;
+  if (body.empty()) body = std::string(1024, 'x');
+  response_plan p = raw({"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, body.size() / 2)});
   p.action = kind::close_mid_response;
-  p.body = std::move(body);
   return p;
 }
 
-response_plan response_plan::close_without_response() {
-  response_plan p;
-  p.action = kind::close_without_response;
+response_plan response_plan::close_without_response() { return {.action = kind::close_without_response}; }
+
+response_plan response_plan::raw(std::vector<std::string> pieces, milliseconds gap) {
+  return {.action = kind::raw, .raw_pieces = std::move(pieces), .gap = gap};
+}
+
+response_plan response_plan::flood(std::string head, std::string piece, std::size_t total_bytes) {
+  response_plan p = raw({std::move(head)});
+  p.action = kind::flood;
+  p.flood_piece = std::move(piece);
+  p.flood_bytes = total_bytes;
   return p;
 }
 
@@ -438,6 +462,8 @@ std::size_t test_https_server::request_count() const { return impl_->state->requ
 std::size_t test_https_server::accepted_connections() const { return impl_->state->accepted; }
 
 std::size_t test_https_server::tls_handshakes() const { return impl_->state->handshakes; }
+
+std::size_t test_https_server::bytes_written() const { return impl_->state->written; }
 
 bool test_https_server::wait_for_requests(std::size_t n, milliseconds timeout) const {
   auto& st = *impl_->state;

@@ -45,6 +45,8 @@ struct response_plan {
     hang,                    // never answer; hold the connection until the client or stop() closes it
     close_mid_response,      // status line, headers, half the body, then close
     close_without_response,  // close right after reading the request
+    raw,                     // `raw_pieces` as they are, `gap` apart; then the next request unless closing()
+    flood,                   // `raw_pieces`, then `flood_piece` until `flood_bytes` went out or the client left
   };
   kind action = kind::respond;
   int status = 200;
@@ -52,11 +54,18 @@ struct response_plan {
   std::string body = "{}";
   std::chrono::milliseconds delay{0};  // wait this long before acting
   bool keep_alive = true;              // false: answer with Connection: close and close
+  std::vector<std::string> raw_pieces;  // raw, flood, close_mid_response
+  std::chrono::milliseconds gap{0};
+  std::string flood_piece;
+  std::size_t flood_bytes = 0;
 
   [[nodiscard]] static response_plan reply(int status, std::string body = "{}", providers::header_list headers = {});
   [[nodiscard]] static response_plan hang();
   [[nodiscard]] static response_plan close_mid_response(std::string body = std::string(1024, 'x'));
   [[nodiscard]] static response_plan close_without_response();
+  // Hostile or unusual servers: bytes written exactly as given.
+  [[nodiscard]] static response_plan raw(std::vector<std::string> pieces, std::chrono::milliseconds gap = {});
+  [[nodiscard]] static response_plan flood(std::string head, std::string piece, std::size_t total_bytes);
   [[nodiscard]] response_plan after(std::chrono::milliseconds d) const;  // same plan, delayed
   [[nodiscard]] response_plan closing() const;                           // same plan, Connection: close
 };
@@ -92,6 +101,8 @@ class test_https_server {
   [[nodiscard]] std::size_t request_count() const;
   [[nodiscard]] std::size_t accepted_connections() const;
   [[nodiscard]] std::size_t tls_handshakes() const;  // completed ones
+  // Response bytes handed to the kernel so far (every kind of plan).
+  [[nodiscard]] std::size_t bytes_written() const;
 
   // True once `n` requests were recorded, false after `timeout`. Blocks the
   // calling thread: only for the own-thread mode, never from the server thread.

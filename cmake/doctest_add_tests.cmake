@@ -1,0 +1,65 @@
+# Replaces doctest-dev's doctestAddTests.cmake, the build-time half of
+# doctest_discover_tests() (CMakeLists.txt points _DOCTEST_DISCOVER_TESTS_SCRIPT
+# here). It reads the same -D variables, but keeps a ';' in a test case name:
+# the original splits the listing into a CMake list, so "a; b" became two tests
+# ("a", " b") whose filters match nothing (tests/main.cpp fails those runs).
+# Also refuses duplicate names, which ctest would run twice or not at all.
+# Ignored options: ADD_LABELS and JUNIT_OUTPUT_DIR (we use neither).
+cmake_policy(VERSION 3.25)  # a -P script starts with no policies set
+if(NOT EXISTS "${TEST_EXECUTABLE}")
+  message(FATAL_ERROR "Specified test executable '${TEST_EXECUTABLE}' does not exist")
+endif()
+set(spec)
+if(TEST_SPEC)
+  set(spec "--test-case=${TEST_SPEC}")
+endif()
+execute_process(
+  COMMAND ${TEST_EXECUTOR} "${TEST_EXECUTABLE}" ${spec} --list-test-cases
+  OUTPUT_VARIABLE output RESULT_VARIABLE result WORKING_DIRECTORY "${TEST_WORKING_DIR}")
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "Error running test executable '${TEST_EXECUTABLE}':\n  Result: ${result}\n  Output: ${output}\n")
+endif()
+
+# A placeholder no name contains stands for ';' while the listing is a CMake list.
+set(semicolon "<outbox-semicolon>")
+string(REPLACE ";" "${semicolon}" output "${output}")
+string(REPLACE "\n" ";" lines "${output}")
+
+# One argument as CMake source: a bracket argument unless it is plain.
+function(quoted out value)
+  if(value MATCHES "[^-./:a-zA-Z0-9_]")
+    set(${out} "[==[${value}]==]" PARENT_SCOPE)
+  else()
+    set(${out} "${value}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+set(script "")
+set(names "")
+set(extra "")
+foreach(arg IN LISTS TEST_EXTRA_ARGS)
+  quoted(q "${arg}")
+  string(APPEND extra " ${q}")
+endforeach()
+set(properties "")
+foreach(p IN LISTS TEST_PROPERTIES)
+  quoted(q "${p}")
+  string(APPEND properties " ${q}")
+endforeach()
+foreach(line IN LISTS lines)
+  if(line STREQUAL "" OR line MATCHES "^===+$" OR line MATCHES "^\\[doctest\\] ")
+    continue()
+  endif()
+  string(REPLACE "${semicolon}" ";" test "${line}")
+  set(name "${TEST_PREFIX}${test}${TEST_SUFFIX}")
+  if("${line}" IN_LIST names)
+    message(FATAL_ERROR "${TEST_TARGET}: two test cases are named '${test}'; ctest needs unique names")
+  endif()
+  list(APPEND names "${line}")
+  string(REPLACE "," "\\," filter "${test}")  # doctest filters are comma-separated
+  quoted(qname "${name}")
+  quoted(qfilter "--test-case=${filter}")
+  string(APPEND script "add_test(${qname} ${TEST_EXECUTOR} [==[${TEST_EXECUTABLE}]==] ${qfilter}${extra})\n")
+  string(APPEND script "set_tests_properties(${qname} PROPERTIES WORKING_DIRECTORY [==[${TEST_WORKING_DIR}]==]${properties})\n")
+endforeach()
+file(WRITE "${CTEST_FILE}" "${script}")
