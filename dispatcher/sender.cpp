@@ -31,9 +31,6 @@ providers::https_client_options http_options(const config& cfg) {
 }
 
 
-std::vector<providers::event_outcome> all(std::size_t n, providers::outcome_kind kind, const std::string& error) {
-  return std::vector<providers::event_outcome>(n, providers::event_outcome{kind, error, {}});
-}
 
 // A provider's check must never end the claim loop: an exception is a rejection too.
 std::optional<std::string> validation_problem(const destination& dest, const providers::outbound_event& event,
@@ -209,7 +206,8 @@ void sender::judge(destination& dest, std::vector<providers::outbound_event> eve
     return;
   }
   if (verdict.events.size() != events.size()) {
-    verdict.events = all(events.size(), providers::outcome_kind::retry, "provider returned a wrong number of outcomes");
+    verdict.events =
+        every_event(events.size(), providers::outcome_kind::retry, "provider returned a wrong number of outcomes");
   }
   for (std::size_t i = 0; i < events.size(); ++i) {
     const auto& ticket = ctx_.in_flight.find(events[i].row_id)->ticket;

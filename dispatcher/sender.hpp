@@ -54,6 +54,11 @@ class sender {
                 const std::string& outcome, const std::string& reason);
   void settle(db::settlement s);
   [[nodiscard]] double random01();
+  // The same outcome for each of `n` events (a request that never got a per-event verdict).
+  [[nodiscard]] static std::vector<providers::event_outcome> every_event(std::size_t n, providers::outcome_kind kind,
+                                                                         const std::string& error) {
+    return std::vector<providers::event_outcome>(n, providers::event_outcome{kind, error, {}});
+  }
 
   engine_context& ctx_;
   settler& settler_;

@@ -10,9 +10,6 @@ namespace {
 using sys_clock = std::chrono::system_clock;
 using steady = std::chrono::steady_clock;
 
-std::vector<providers::event_outcome> all(std::size_t n, providers::outcome_kind kind, const std::string& error) {
-  return std::vector<providers::event_outcome>(n, providers::event_outcome{kind, error, {}});
-}
 
 }  // namespace
 
@@ -43,7 +40,7 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
   try {
     request = dest.provider->build_request(events, ex.facts.started_at);
   } catch (const std::exception& e) {
-    ex.verdict.events = all(events.size(), providers::outcome_kind::dead,
+    ex.verdict.events = every_event(events.size(), providers::outcome_kind::dead,
                             std::string("could not build the request: ") + e.what());
     co_return false;
   }
@@ -54,7 +51,7 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
       if (token.permanent) {
         ex.verdict.pause_destination = token.error;
       } else {
-        ex.verdict.events = all(events.size(), providers::outcome_kind::retry, token.error);
+        ex.verdict.events = every_event(events.size(), providers::outcome_kind::retry, token.error);
       }
       co_return false;
     }
@@ -84,7 +81,7 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
     // A hostile or malformed response must never end the send task (the limiter
     // slot and the rows would be stuck): treat it as a transient failure.
     ex.verdict = {};
-    ex.verdict.events = all(events.size(), providers::outcome_kind::retry,
+    ex.verdict.events = every_event(events.size(), providers::outcome_kind::retry,
                             std::string("could not judge the response: ") + e.what());
   }
   co_return true;
