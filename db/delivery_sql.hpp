@@ -48,9 +48,10 @@ RETURNING d.id, d.lead_project_id, d.provider, d.destination, d.event_name, d.id
 inline constexpr const char* settle = R"sql(
 WITH s AS (
     SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::text[], $5::bigint[], $6::boolean[], $7::int[],
-                         $8::bigint[], $9::int[], $10::text[], $11::int[], $12::text[], $13::text[], $14::boolean[], $15::text[])
+                         $8::bigint[], $9::int[], $10::text[], $11::int[], $12::text[], $13::text[], $14::boolean[], $15::text[],
+                         $16::text[], $17::text[], $18::text[], $19::int[])
         AS s(id, token, new_state, delay_ms, refund, attempt, started_ms, duration_ms, outcome,
-             http_status, error, excerpt, log_attempt, note)),
+             http_status, error, excerpt, log_attempt, note, dropped, match_keys, request_id, check_after_s)),
 prior AS (
     SELECT d.id FROM event_delivery d JOIN s ON d.id = s.id AND d.lease_token = s.token
     WHERE d.state <> 'sending'),
@@ -68,16 +69,25 @@ upd AS (
         lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
     FROM s
     WHERE d.id = s.id AND d.lease_token = s.token AND d.state = 'sending'
-    RETURNING d.id),
+    RETURNING d.id, d.provider, d.destination),
 logged AS (
     INSERT INTO event_delivery_attempt
         (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, response_excerpt,
-         lease_owner, note)
+         lease_owner, note, dropped_fields, match_keys, provider_request_id)
     SELECT s.id, s.attempt, to_timestamp(s.started_ms / 1000.0), s.duration_ms,
            CASE WHEN upd.id IS NULL THEN 'lease_lost' ELSE s.outcome END,
-           s.http_status, NULLIF(s.error, ''), NULLIF(s.excerpt, ''), $1, NULLIF(s.note, '')
+           s.http_status, NULLIF(s.error, ''), NULLIF(s.excerpt, ''), $1, NULLIF(s.note, ''),
+           string_to_array(NULLIF(s.dropped, ''), E'\n'), string_to_array(NULLIF(s.match_keys, ''), ','),
+           NULLIF(s.request_id, '')
     FROM s LEFT JOIN upd ON upd.id = s.id
-    WHERE s.log_attempt AND s.id NOT IN (SELECT id FROM prior))
+    WHERE s.log_attempt AND s.id NOT IN (SELECT id FROM prior)),
+requests AS (
+    INSERT INTO provider_request (provider, destination, request_id, row_count, next_check_at)
+    SELECT upd.provider, upd.destination, s.request_id, count(*), now() + max(s.check_after_s) * interval '1 second'
+    FROM s JOIN upd ON upd.id = s.id
+    WHERE s.request_id <> ''
+    GROUP BY upd.provider, upd.destination, s.request_id
+    ON CONFLICT DO NOTHING)
 SELECT id, true FROM upd
 UNION ALL
 SELECT id, false FROM prior)sql";

@@ -13,6 +13,7 @@ constexpr auto statement_timeout = 30s;
 constexpr std::size_t max_error_bytes = 2000;
 constexpr std::size_t max_excerpt_bytes = 2000;
 constexpr std::size_t max_outcome_bytes = 64;
+constexpr std::size_t max_key_bytes = 512;  // match keys, request ids
 
 std::string_view state_text(settle_state s) {
   switch (s) {
@@ -82,11 +83,22 @@ asio::awaitable<std::vector<claimed_row>> claim(connection& conn, const claim_re
   co_return rows;
 }
 
+// Items of a list column, one text per row (string_to_array splits it again);
+// the separator never appears inside an item.
+std::string joined(const std::vector<std::string>& items, char separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out.push_back(separator);
+    for (const char c : item) out.push_back(c == separator ? ' ' : c);
+  }
+  return out;
+}
+
 // The settle's parameters: one array per column, every text cleaned so that no
 // provider message can make PostgreSQL reject the statement.
 params settle_params(std::string owner, std::span<const settlement> batch) {
-  std::vector<std::int64_t> ids, delays, started, durations, attempts;
-  std::vector<std::string> tokens, states, outcomes, errors, excerpts, notes;
+  std::vector<std::int64_t> ids, delays, started, durations, attempts, check_after;
+  std::vector<std::string> tokens, states, outcomes, errors, excerpts, notes, dropped, keys, requests;
   std::vector<std::optional<std::string>> statuses;
   std::vector<bool> refunds, logged;
   for (const auto& s : batch) {
@@ -104,11 +116,16 @@ params settle_params(std::string owner, std::span<const settlement> batch) {
     excerpts.push_back(clean_text(s.response_excerpt, max_excerpt_bytes));
     logged.push_back(s.log_attempt);
     notes.push_back(clean_text(s.note, max_error_bytes));
+    dropped.push_back(clean_text(joined(s.dropped_fields, '\n'), max_error_bytes));
+    keys.push_back(clean_text(joined(s.match_keys, ','), max_key_bytes));
+    requests.push_back(clean_text(s.provider_request_id, max_key_bytes));
+    check_after.push_back(s.status_check_after.count());
   }
   return params{std::move(owner),     int_array(ids),       text_array(tokens),   text_array(states),
                 int_array(delays),    bool_array(refunds),  int_array(attempts),  int_array(started),
                 int_array(durations), text_array(outcomes), text_array(statuses), text_array(errors),
-                text_array(excerpts), bool_array(logged), text_array(notes)};
+                text_array(excerpts), bool_array(logged), text_array(notes), text_array(dropped),
+                text_array(keys),     text_array(requests), int_array(check_after)};
 }
 
 asio::awaitable<settle_report> settle(connection& conn, std::string owner, std::span<const settlement> batch) {

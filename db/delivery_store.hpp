@@ -63,6 +63,12 @@ struct settlement {
   std::string error;             // cleaned (valid UTF-8, no NUL, bounded) before it is sent
   std::string response_excerpt;  // likewise
   std::string note;              // attempts log only: what else to know about the attempt
+  std::vector<std::string> dropped_fields;  // attempts log: fields the provider left out, with why
+  std::vector<std::string> match_keys;      // attempts log: match keys the request carried
+  // Accepted by a provider that processes later (Google Data Manager): its request
+  // id, kept in provider_request for status reconciliation after check_after.
+  std::string provider_request_id;
+  std::chrono::seconds status_check_after{0};
 };
 
 // What a settle did with each row of the batch. A row in neither list lost its

@@ -287,8 +287,13 @@ asio::awaitable<void> async_import_batch(connection& conn, const ledger_import_r
 
 }  // namespace
 
+// Google's ledger maps to google_data_manager, the default Google path of new
+// setups (the Ads API refuses click-conversion uploads from integrations not
+// allowlisted before 2026-06-15), so an old event enqueued again after the
+// switch finds its row. Accounts staying on the Ads API pass
+// --ledger google_events_sent=google_ads.
 std::vector<ledger_mapping> default_ledger_mappings() {
-  return {{"capi_events_sent", "meta"}, {"tiktok_events_sent", "tiktok"}, {"google_events_sent", "google_ads"}};
+  return {{"capi_events_sent", "meta"}, {"tiktok_events_sent", "tiktok"}, {"google_events_sent", "google_data_manager"}};
 }
 
 bool is_valid_identifier(std::string_view name) {

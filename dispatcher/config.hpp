@@ -76,6 +76,9 @@ struct config {
   std::chrono::milliseconds request_timeout{10000};  // whole request, connect included
   std::chrono::milliseconds connect_timeout{3000};
   std::chrono::seconds sweep_interval{15};
+  // How often the reconciler looks for accepted requests due for a status check
+  // (providers that process asynchronously: Google Data Manager).
+  std::chrono::seconds status_poll_interval{60};
   std::chrono::seconds shutdown_grace{10};
   std::chrono::seconds listen_heartbeat{10};
   backoff_policy backoff;

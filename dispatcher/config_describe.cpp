@@ -123,6 +123,7 @@ void describe_globals(const config& cfg, const line_fn& line) {
   line("OUTBOX_REQUEST_TIMEOUT_MS", n(cfg.request_timeout.count()));
   line("OUTBOX_CONNECT_TIMEOUT_MS", n(cfg.connect_timeout.count()));
   line("OUTBOX_SWEEP_INTERVAL_SECONDS", n(cfg.sweep_interval.count()));
+  line("OUTBOX_STATUS_POLL_SECONDS", n(cfg.status_poll_interval.count()));
   line("OUTBOX_SHUTDOWN_GRACE_SECONDS", n(cfg.shutdown_grace.count()));
   line("OUTBOX_LISTEN_HEARTBEAT_SECONDS", n(cfg.listen_heartbeat.count()));
   line("OUTBOX_BACKOFF_BASE_SECONDS", n(cfg.backoff.base.count()));

@@ -62,7 +62,7 @@ struct integer_setting {
 };
 
 // clang-format off
-constexpr std::array<integer_setting, 18> integer_settings{{
+constexpr std::array<integer_setting, 19> integer_settings{{
     {"OUTBOX_POLL_INTERVAL_MS", 2000, 100, 60000, [](config& c, std::int64_t v) { c.poll_interval = milliseconds{v}; }},
     {"OUTBOX_ADAPTIVE_LINGER_MS", 250, 1, 60000, [](config& c, std::int64_t v) { c.adaptive_linger = milliseconds{v}; }},
     {"OUTBOX_ADAPTIVE_POLL_MS", 20, 1, 1000, [](config& c, std::int64_t v) { c.adaptive_poll = milliseconds{v}; }},
@@ -74,6 +74,7 @@ constexpr std::array<integer_setting, 18> integer_settings{{
     {"OUTBOX_REQUEST_TIMEOUT_MS", 10000, 100, 600000, [](config& c, std::int64_t v) { c.request_timeout = milliseconds{v}; }},
     {"OUTBOX_CONNECT_TIMEOUT_MS", 3000, 100, 600000, [](config& c, std::int64_t v) { c.connect_timeout = milliseconds{v}; }},
     {"OUTBOX_SWEEP_INTERVAL_SECONDS", 15, 1, 86400, [](config& c, std::int64_t v) { c.sweep_interval = seconds{v}; }},
+    {"OUTBOX_STATUS_POLL_SECONDS", 60, 1, 86400, [](config& c, std::int64_t v) { c.status_poll_interval = seconds{v}; }},
     {"OUTBOX_SHUTDOWN_GRACE_SECONDS", 10, 0, 3600, [](config& c, std::int64_t v) { c.shutdown_grace = seconds{v}; }},
     {"OUTBOX_LISTEN_HEARTBEAT_SECONDS", 10, 1, 3600, [](config& c, std::int64_t v) { c.listen_heartbeat = seconds{v}; }},
     {"OUTBOX_BACKOFF_BASE_SECONDS", 2, 1, 86400, [](config& c, std::int64_t v) { c.backoff.base = seconds{v}; }},

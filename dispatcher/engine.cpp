@@ -24,6 +24,7 @@ engine::engine(asio::any_io_executor ex, const config& cfg, logger& log)
       sender_(ctx_, settler_),
       claimer_(ctx_, sender_),
       maintenance_(ctx_, claimer_),
+      reconciler_(ctx_),
       drain_timer_(ex) {
   ctx_.wake_claimer = [this] { claimer_.wake(); };
   sender_.on_task_done = [this] {
@@ -97,7 +98,9 @@ asio::awaitable<void> engine::async_run() {
   start("settler", settler_.async_run(), &settler_finished_);
   co_await maintenance_.async_prepare();  // before the first claim, so a paused destination gets nothing
   start("maintenance", maintenance_.async_run());
+  if (reconciler::needed(ctx_.destinations)) start("reconciler", reconciler_.async_run());
   co_await claimer_.async_run();
+  reconciler_.stop();
   co_await async_drain();
   ctx_.log.info("dispatcher stopped", {{"delivered", ctx_.metrics.total("delivered")},
                                        {"retried", ctx_.metrics.total("retry")},

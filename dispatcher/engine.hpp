@@ -4,6 +4,7 @@
 //   sender       route, limit, send through each destination's provider        sender.hpp
 //   settler      record outcomes, fenced by the lease token, surviving faults  settler.hpp
 //   maintenance  renew leases, sweep, pauses, wake mode, gauges, policies      maintenance.hpp
+//   reconciler   read back asynchronous processing results (Data Manager)     reconciler.hpp
 // One io_context thread; concurrency comes from coroutines.
 #include <cstddef>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "dispatcher/engine_context.hpp"
 #include "dispatcher/log.hpp"
 #include "dispatcher/maintenance.hpp"
+#include "dispatcher/reconciler.hpp"
 #include "dispatcher/metrics.hpp"
 #include "dispatcher/sender.hpp"
 #include "dispatcher/settler.hpp"
@@ -61,6 +63,7 @@ class engine {
   sender sender_;
   claimer claimer_;
   maintenance maintenance_;
+  reconciler reconciler_;
   std::optional<db::listener> listener_;
   boost::asio::steady_timer drain_timer_;
   std::size_t background_running_ = 0;

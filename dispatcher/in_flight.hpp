@@ -22,6 +22,8 @@ struct in_flight_row {
   bool abandoned = false;  // shutdown decided its fate; a late result is ignored
   bool hold_on_doubt = false;  // its destination holds rows after an uncertain attempt
   bool probe = false;          // sent alone to test a destination after a pause
+  std::vector<std::string> dropped;     // fields the provider left out ("field: reason (detail)")
+  std::vector<std::string> match_keys;  // match keys the request carries, counted once it is delivered
 };
 
 class in_flight_table {

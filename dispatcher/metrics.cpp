@@ -81,6 +81,30 @@ std::uint64_t metrics::total(const std::string& outcome) const {
   return n;
 }
 
+// What happened to the conversions' content: dropped fields, match keys, processing results.
+void metrics::render_conversions(std::string& out) const {
+  header(out, "outbox_fields_dropped_total", "counter",
+         "Fields a provider left out of a request (the conversion was still sent), by field and reason; per attempt.");
+  for (const auto& [k, n] : fields_dropped) {
+    sample(out, "outbox_fields_dropped_total",
+           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",field=\"" + label_value(std::get<2>(k)) + "\",reason=\"" +
+               label_value(std::get<3>(k)) + "\"",
+           double(n));
+  }
+  header(out, "outbox_match_key_events_total", "counter",
+         "Delivered events that carried each match key; divide by outbox_deliveries_total{outcome=\"delivered\"}.");
+  for (const auto& [k, n] : match_keys) {
+    sample(out, "outbox_match_key_events_total",
+           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",key=\"" + label_value(std::get<2>(k)) + "\"", double(n));
+  }
+  header(out, "outbox_provider_status_rows_total", "counter",
+         "Rows whose asynchronous processing result was read back from the provider, by status.");
+  for (const auto& [k, n] : provider_statuses) {
+    sample(out, "outbox_provider_status_rows_total",
+           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",status=\"" + label_value(std::get<2>(k)) + "\"", double(n));
+  }
+}
+
 std::string metrics::render() const {
   std::string out;
   header(out, "outbox_rows", "gauge", "Rows by state (sent is not counted; see dispatcher status).");
@@ -92,6 +116,7 @@ std::string metrics::render() const {
     sample(out, "outbox_deliveries_total",
            dest_labels({std::get<0>(k), std::get<1>(k)}) + ",outcome=\"" + label_value(std::get<2>(k)) + "\"", double(n));
   }
+  render_conversions(out);
   header(out, "outbox_requests_total", "counter", "HTTP requests sent, by destination.");
   for (const auto& [k, n] : requests) sample(out, "outbox_requests_total", dest_labels(k), double(n));
   header(out, "outbox_request_duration_seconds", "histogram", "HTTP request latency, by destination.");

@@ -30,7 +30,12 @@ struct metrics {
   using destination_key = std::pair<std::string, std::string>;                      // provider, destination
   using outcome_key = std::tuple<std::string, std::string, std::string>;             // + outcome
 
+  using field_key = std::tuple<std::string, std::string, std::string, std::string>;  // + field, reason
+
   std::map<outcome_key, std::uint64_t> deliveries;  // settled rows by outcome
+  std::map<field_key, std::uint64_t> fields_dropped;  // per attempt: fields a provider left out
+  std::map<outcome_key, std::uint64_t> match_keys;    // delivered rows carrying each match key (outcome = key)
+  std::map<outcome_key, std::uint64_t> provider_statuses;  // reconciled rows by processing status
   std::map<destination_key, histogram> request_seconds;
   std::map<destination_key, std::uint64_t> requests;
   histogram claim_seconds;
@@ -54,6 +59,7 @@ struct metrics {
   std::int64_t in_flight = 0;
 
   [[nodiscard]] std::string render() const;
+  void render_conversions(std::string& out) const;
   // Settled rows with this outcome, over every destination.
   [[nodiscard]] std::uint64_t total(const std::string& outcome) const;
 };

@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "dispatcher/event_prep.hpp"
+#include "dispatcher/http_options.hpp"
 #include "dispatcher/task_guard.hpp"
 #include "providers/http_outcome.hpp"
 
@@ -21,24 +22,15 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr auto destination_pause = 60s;  // after a destination-wide failure (401/403): probe again after this
 constexpr const char* unknown_label = "unknown";  // metric label for rows naming no configured destination
 
-providers::https_client_options http_options(const config& cfg) {
-  providers::https_client_options o;
-  o.connect_timeout = cfg.connect_timeout;
-  o.handshake_timeout = cfg.connect_timeout;
-  o.request_timeout = cfg.request_timeout;
-  o.extra_ca_file = cfg.extra_ca_file;
-  return o;
-}
-
-
-
 // A provider's check must never end the claim loop: an exception is a rejection too.
-std::optional<std::string> validation_problem(const destination& dest, const providers::outbound_event& event,
-                                              sys_clock::time_point now) {
+providers::preparation prepared_for(const destination& dest, const providers::outbound_event& event,
+                                    sys_clock::time_point now) {
   try {
-    return dest.provider->validate(event, now);
+    return dest.provider->prepare(event, now);
   } catch (const std::exception& e) {
-    return std::string("could not validate the event: ") + e.what();
+    providers::preparation p;
+    p.error = std::string("could not validate the event: ") + e.what();
+    return p;
   }
 }
 
@@ -114,10 +106,18 @@ void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
       continue;
     }
     auto& event = std::get<providers::outbound_event>(prepared);
-    if (auto problem = validation_problem(*dest, event, now)) {
-      settle(plan_rejection(ticket, *problem, now));
+    auto check = prepared_for(*dest, event, now);
+    note_dropped(*dest, row.id, check.dropped);
+    if (check.error) {
+      auto s = plan_rejection(ticket, *check.error, now);
+      s.dropped_fields = dropped_texts(check.dropped);
+      settle(std::move(s));
       continue;
     }
+    event.prepared = std::move(check.state);
+    auto* entry = ctx_.in_flight.find(row.id);
+    entry->dropped = dropped_texts(check.dropped);
+    entry->match_keys = std::move(check.match_keys);
     groups[dest].push_back(std::move(event));
   }
   if (probe) {
@@ -218,6 +218,7 @@ void sender::judge(destination& dest, std::vector<providers::outbound_event> eve
     }
     auto s = plan_settlement(ticket, verdict.events[i], ex.facts, ctx_.cfg.backoff, now, random01());
     s.note = ex.facts.note;
+    attach_event_facts(dest, events[i].row_id, verdict, s);
     settle(std::move(s));
   }
 }

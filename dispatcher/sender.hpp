@@ -53,6 +53,13 @@ class sender {
   void put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,
                 const std::string& outcome, const std::string& reason);
   void settle(db::settlement s);
+  // Fields a provider dropped from one row: a warning and outbox_fields_dropped_total.
+  void note_dropped(const destination& dest, std::int64_t row_id, const providers::dropped_fields& dropped);
+  // What the attempts log keeps of one event: dropped fields, match keys once
+  // delivered (and their coverage metric), the request id of asynchronous providers.
+  void attach_event_facts(const destination& dest, std::int64_t row_id, const providers::batch_outcome& verdict,
+                          db::settlement& s);
+  [[nodiscard]] static std::vector<std::string> dropped_texts(const providers::dropped_fields& dropped);
   [[nodiscard]] double random01();
   // The same outcome for each of `n` events (a request that never got a per-event verdict).
   [[nodiscard]] static std::vector<providers::event_outcome> every_event(std::size_t n, providers::outcome_kind kind,

@@ -26,12 +26,6 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool is_sha256_hex_text(std::string_view s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-         });
-}
-
 // A value quoted in an error: at most 60 bytes on a character boundary, control characters replaced.
 std::string quote_value(std::string_view value) { return "'" + quoted_excerpt(value) + "'"; }
 
@@ -65,16 +59,20 @@ bool valid_date(int y, int m, int d) {
       .ok();
 }
 
-// Reads payload fields one by one; the first problem wins.
+// Reads payload fields one by one: a missing event_time is the only failure;
+// any other unusable field is dropped and noted.
 class reader {
  public:
-  explicit reader(const json& payload) : payload_(payload) {}
+  explicit reader(const json& payload, dropped_fields& dropped) : payload_(payload), dropped_(dropped) {}
 
   [[nodiscard]] const std::optional<field_error>& error() const { return error_; }
   [[nodiscard]] bool failed() const { return error_.has_value(); }
 
   void fail(std::string field, std::string problem) {
     if (!error_) error_ = field_error{std::move(field), std::move(problem)};
+  }
+  void drop(std::string field, std::string reason, std::string detail) {
+    dropped_.push_back({std::move(field), std::move(reason), std::move(detail)});
   }
 
   // nullptr when absent or null.
@@ -84,23 +82,68 @@ class reader {
     return &*it;
   }
 
-  // A string field; integers too when `integers_ok` (ids and phone numbers).
+  // One value; integers too when `integers_ok` (ids and phone numbers). A list
+  // gives its first usable value, the rest are dropped.
   std::optional<std::string> text(const char* key, bool integers_ok = false) {
     const json* v = find(key);
     if (v == nullptr) return std::nullopt;
-    if (v->is_string()) {
-      const std::string_view s = trim(v->get_ref<const std::string&>());
-      if (s.empty()) return std::nullopt;
-      return std::string{s};
+    if (!v->is_array()) return scalar(key, *v, integers_ok);
+    std::vector<std::string> values = list_of(key, *v, integers_ok);
+    if (values.empty()) return std::nullopt;
+    if (values.size() > 1) drop(key, "single_value", "takes one value; " + std::to_string(values.size() - 1) + " more dropped");
+    return std::move(values.front());
+  }
+
+  // One value or a list of them, trimmed, exact repeats removed, at most canonical_max_values.
+  std::vector<std::string> list(const char* key, bool integers_ok = false) {
+    const json* v = find(key);
+    if (v == nullptr) return {};
+    if (!v->is_array()) {
+      auto one = scalar(key, *v, integers_ok);
+      return one ? std::vector<std::string>{std::move(*one)} : std::vector<std::string>{};
     }
-    if (integers_ok && v->is_number_unsigned()) return std::to_string(v->get<std::uint64_t>());
-    if (integers_ok && v->is_number_integer()) return std::to_string(v->get<std::int64_t>());
-    fail(key, std::string{"must be a string"} + (integers_ok ? " or an integer" : "") + ", got " + type_of(*v));
-    return std::nullopt;
+    return list_of(key, *v, integers_ok);
   }
 
  private:
+  std::optional<std::string> scalar(const char* key, const json& v, bool integers_ok) {
+    if (v.is_string()) {
+      const std::string_view s = trim(v.get_ref<const std::string&>());
+      if (s.empty()) return std::nullopt;
+      return std::string{s};
+    }
+    if (integers_ok && v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+    if (integers_ok && v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+    if (v.is_null()) return std::nullopt;
+    drop(key, "wrong_type", std::string{"must be a string"} + (integers_ok ? " or an integer" : "") + ", got " + type_of(v));
+    return std::nullopt;
+  }
+
+  std::vector<std::string> list_of(const char* key, const json& array, bool integers_ok) {
+    std::vector<std::string> values;
+    std::size_t over = 0;
+    for (const auto& item : array) {
+      if (item.is_array() || item.is_object()) {
+        drop(key, "wrong_type", "a list entry must be a string, got " + type_of(item));
+        continue;
+      }
+      auto one = scalar(key, item, integers_ok);
+      if (!one || std::find(values.begin(), values.end(), *one) != values.end()) continue;
+      if (values.size() == canonical_max_values) {
+        ++over;
+        continue;
+      }
+      values.push_back(std::move(*one));
+    }
+    if (over > 0) {
+      drop(key, "too_many_values",
+           "at most " + std::to_string(canonical_max_values) + " values; " + std::to_string(over) + " more dropped");
+    }
+    return values;
+  }
+
   const json& payload_;
+  dropped_fields& dropped_;
   std::optional<field_error> error_;
 };
 
@@ -172,16 +215,16 @@ std::optional<double> parse_value(const json* v, reader& r) {
       while (i < s.size() && is_digit(s[i])) ++i, ++frac_digits;
     }
     if (i != s.size() || int_digits == 0 || int_digits > 15) {
-      r.fail("value", "must be a number, got " + quote_value(s));
+      r.drop("value", "invalid_value", "must be a number, got " + quote_value(s));
       return std::nullopt;
     }
     d = std::strtod(std::string{s}.c_str(), nullptr);
   } else {
-    r.fail("value", "must be a number, got " + type_of(*v));
+    r.drop("value", "invalid_value", "must be a number, got " + type_of(*v));
     return std::nullopt;
   }
   if (!std::isfinite(d)) {
-    r.fail("value", "must be a finite number");
+    r.drop("value", "invalid_value", "must be a finite number");
     return std::nullopt;
   }
   return d;
@@ -191,7 +234,7 @@ std::optional<std::string> parse_currency(reader& r) {
   const json* v = r.find("currency");
   if (v == nullptr) return std::nullopt;
   if (!v->is_string()) {
-    r.fail("currency", "must be a 3-letter ISO 4217 code, got " + type_of(*v));
+    r.drop("currency", "invalid_currency", "must be a 3-letter ISO 4217 code, got " + type_of(*v));
     return std::nullopt;
   }
   const std::string_view s = trim(v->get_ref<const std::string&>());
@@ -201,25 +244,10 @@ std::optional<std::string> parse_currency(reader& r) {
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   }
   if (code.size() != 3 || !std::all_of(code.begin(), code.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
-    r.fail("currency", "must be a 3-letter ISO 4217 code, got " + quote_value(s));
+    r.drop("currency", "invalid_currency", "must be a 3-letter ISO 4217 code, got " + quote_value(s));
     return std::nullopt;
   }
   return code;
-}
-
-std::optional<std::string> parse_date_of_birth(reader& r) {
-  auto text = r.text("date_of_birth");
-  if (!text) return std::nullopt;
-  if (is_sha256_hex_text(*text)) return text;
-  const std::string_view s = *text;
-  const auto y = s.size() == 10 && s[4] == '-' && s[7] == '-' ? digits(s.substr(0, 4)) : std::nullopt;
-  const auto m = y ? digits(s.substr(5, 2)) : std::nullopt;
-  const auto d = m ? digits(s.substr(8, 2)) : std::nullopt;
-  if (!d || !valid_date(*y, *m, *d) || *y < 1900) {
-    r.fail("date_of_birth", "must be a date as YYYY-MM-DD, got " + quote_value(s));
-    return std::nullopt;
-  }
-  return text;
 }
 
 std::optional<consent_value> parse_consent_value(const json& consent, const char* key, reader& r) {
@@ -227,7 +255,7 @@ std::optional<consent_value> parse_consent_value(const json& consent, const char
   if (it == consent.end() || it->is_null()) return std::nullopt;
   const std::string field = std::string{"consent."} + key;
   if (!it->is_string()) {
-    r.fail(field, "must be GRANTED or DENIED, got " + type_of(*it));
+    r.drop(field, "invalid_consent", "must be GRANTED or DENIED, got " + type_of(*it));
     return std::nullopt;
   }
   std::string v{trim(it->get_ref<const std::string&>())};
@@ -236,7 +264,7 @@ std::optional<consent_value> parse_consent_value(const json& consent, const char
   }
   if (v == "GRANTED") return consent_value::granted;
   if (v == "DENIED") return consent_value::denied;
-  r.fail(field, "must be GRANTED or DENIED, got " + quote_value(it->get_ref<const std::string&>()));
+  r.drop(field, "invalid_consent", "must be GRANTED or DENIED, got " + quote_value(it->get_ref<const std::string&>()));
   return std::nullopt;
 }
 
@@ -314,7 +342,8 @@ void parse_origin(reader& r, canonical_event& e) {
         canonical_action_sources.end()) {
       std::string known;
       for (const auto s : canonical_action_sources) known += (known.empty() ? "" : ", ") + std::string{s};
-      r.fail("action_source", "must be one of " + known + ", got " + quote_value(*source));
+      r.drop("action_source", "unknown_action_source",
+             "must be one of " + known + ", got " + quote_value(*source) + "; " + e.action_source + " used");
     } else {
       e.action_source = std::move(*source);
     }
@@ -322,22 +351,24 @@ void parse_origin(reader& r, canonical_event& e) {
   e.event_source_url = r.text("event_source_url");
   if (e.event_source_url && !e.event_source_url->starts_with("https://") &&
       !e.event_source_url->starts_with("http://")) {
-    r.fail("event_source_url", "must be an http:// or https:// URL, got " + quote_value(*e.event_source_url));
+    r.drop("event_source_url", "invalid_url", "must be an http:// or https:// URL, got " + quote_value(*e.event_source_url));
+    e.event_source_url.reset();
   }
 }
 
 // Who the event is about: contact details, browser and click ids, the CRM's ids.
 void parse_user_fields(reader& r, canonical_event& e) {
-  e.email = r.text("email");
-  e.phone = r.text("phone", true);
-  e.first_name = r.text("first_name");
-  e.last_name = r.text("last_name");
-  e.city = r.text("city");
-  e.state = r.text("state");
-  e.zip = r.text("zip");
-  e.country = r.text("country");
-  e.date_of_birth = parse_date_of_birth(r);
-  e.external_id = r.text("external_id", true);
+  e.email = r.list("email");
+  e.phone = r.list("phone", true);
+  e.first_name = r.list("first_name");
+  e.last_name = r.list("last_name");
+  e.city = r.list("city");
+  e.state = r.list("state");
+  e.zip = r.list("zip", true);
+  e.country = r.list("country");
+  e.date_of_birth = r.list("date_of_birth", true);
+  e.gender = r.list("gender");
+  e.external_id = r.list("external_id", true);
   e.client_ip = r.text("client_ip");
   e.user_agent = r.text("user_agent");
   e.fbc = r.text("fbc");
@@ -355,7 +386,7 @@ void parse_consent(reader& r, canonical_event& e) {
   const json* consent = r.find("consent");
   if (consent == nullptr) return;
   if (!consent->is_object()) {
-    r.fail("consent", "must be an object, got " + type_of(*consent));
+    r.drop("consent", "wrong_type", "must be an object, got " + type_of(*consent));
     return;
   }
   e.consent.ad_user_data = parse_consent_value(*consent, "ad_user_data", r);
@@ -367,25 +398,25 @@ void parse_extra(reader& r, canonical_event& e) {
   const json* extra = r.find("extra");
   if (extra == nullptr) return;
   if (!extra->is_object()) {
-    r.fail("extra", "must be an object, got " + type_of(*extra));
+    r.drop("extra", "wrong_type", "must be an object, got " + type_of(*extra));
     return;
   }
+  e.extra = *extra;
   for (const auto key : canonical_extra_keys) {
-    const auto it = extra->find(key);
-    if (it != extra->end() && !it->is_null() && !it->is_object()) {
-      r.fail("extra." + std::string{key}, "must be an object, got " + type_of(*it));
-      return;
+    const auto it = e.extra.find(key);
+    if (it != e.extra.end() && !it->is_null() && !it->is_object()) {
+      r.drop("extra." + std::string{key}, "wrong_type", "must be an object, got " + type_of(*it));
+      e.extra.erase(it);
     }
   }
-  e.extra = *extra;
 }
 
 }  // namespace
 
 canonical_parse_result parse_canonical_event(const nlohmann::json& payload) {
   if (!payload.is_object()) return field_error{"payload", "must be a JSON object, got " + type_of(payload)};
-  reader r{payload};
   canonical_event e;
+  reader r{payload, e.dropped};
 
   const auto time = parse_event_time(r.find("event_time"), r);
   if (r.failed()) return *r.error();
@@ -394,16 +425,10 @@ canonical_parse_result parse_canonical_event(const nlohmann::json& payload) {
   e.value = parse_value(r.find("value"), r);
   e.currency = parse_currency(r);
   e.order_id = r.text("order_id", true);
-  if (r.failed()) return *r.error();
-
   parse_origin(r, e);
-  if (r.failed()) return *r.error();
   parse_user_fields(r, e);
-  if (r.failed()) return *r.error();
   parse_consent(r, e);
-  if (r.failed()) return *r.error();
   parse_extra(r, e);
-  if (r.failed()) return *r.error();
   return e;
 }
 

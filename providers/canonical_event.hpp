@@ -9,28 +9,40 @@
 //    "action_source": "system_generated",                    the default
 //    "event_source_url": "https://example.com/form",
 //    "email", "phone", "first_name", "last_name", "city", "state", "zip",
-//    "country", "date_of_birth": "1990-05-26", "external_id",
+//    "country", "date_of_birth": "1990-05-26", "gender", "external_id",
+//    (each user field may be a list: "email": ["a@x.com", "b@y.com"])
 //    "client_ip", "user_agent",
 //    "fbc", "fbp", "ttclid", "ttp", "gclid", "gbraid", "wbraid", "lead_id",
 //    "consent": {"ad_user_data": "GRANTED", "ad_personalization": "DENIED"},
 //    "extra": {"meta": {...}, "tiktok": {...}, "google_ads": {...}, "google_data_manager": {...}}}
 //
-// Parsing rules (pure, no clock):
+// Parsing rules (pure, no clock). The input contract is lenient: a field the
+// platforms cannot use is dropped with a warning (canonical_event::dropped),
+// never the conversion. Only event_time is required here; each provider adds
+// what its API requires (validate()).
 //  - null, and strings that are empty after trimming, count as absent;
 //  - unknown keys are ignored, so the CRM can add fields before we use them;
-//  - a wrong type or format is an error naming the field ("currency: must be a
-//    3-letter ISO 4217 code, got 'euro'"); the engine makes such a row dead;
-//  - user fields are only type-checked here (string; integers accepted where an
-//    id or phone number may be stored as a number): a value that cannot be
-//    normalized is omitted by the provider rather than killing the conversion.
+//  - a wrong type or format drops that field with a reason ("currency:
+//    invalid_currency (must be a 3-letter ISO 4217 code)");
+//  - user fields (email, phone, names, address, date_of_birth, gender,
+//    external_id) take one value or a JSON list of values (integers accepted
+//    where an id or phone number may be stored as a number); exact repeats are
+//    removed here, repeats after normalization by the provider; at most
+//    canonical_max_values per field;
+//  - user fields are only type-checked here: a value that cannot be normalized
+//    (providers/user_data.hpp) is dropped by the provider that would send it.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "providers/dropped_field.hpp"
 
 namespace outbox::providers {
 
@@ -53,6 +65,9 @@ inline constexpr std::array<std::string_view, 9> canonical_action_sources{
 inline constexpr std::array<std::string_view, 4> canonical_extra_keys{"meta", "tiktok", "google_ads",
                                                                       "google_data_manager"};
 
+// Most values one user field may carry; more are dropped (too_many_values).
+inline constexpr std::size_t canonical_max_values = 10;
+
 struct canonical_event {
   std::int64_t event_time = 0;  // unix seconds (RFC 3339 input is converted, fractions dropped)
   std::optional<double> value;
@@ -61,17 +76,19 @@ struct canonical_event {
   std::string action_source = "system_generated";
   std::optional<std::string> event_source_url;  // http:// or https://
 
-  // User data, raw (trimmed) as sent; see user_data.hpp for normalization.
-  std::optional<std::string> email;
-  std::optional<std::string> phone;
-  std::optional<std::string> first_name;
-  std::optional<std::string> last_name;
-  std::optional<std::string> city;
-  std::optional<std::string> state;
-  std::optional<std::string> zip;
-  std::optional<std::string> country;
-  std::optional<std::string> date_of_birth;  // "YYYY-MM-DD" (or a 64-hex SHA-256, passed through)
-  std::optional<std::string> external_id;
+  // User data, raw (trimmed) as sent, one entry per value; see user_data.hpp
+  // for normalization.
+  std::vector<std::string> email;
+  std::vector<std::string> phone;
+  std::vector<std::string> first_name;
+  std::vector<std::string> last_name;
+  std::vector<std::string> city;
+  std::vector<std::string> state;
+  std::vector<std::string> zip;
+  std::vector<std::string> country;
+  std::vector<std::string> date_of_birth;  // YYYYMMDD, YYYY-MM-DD, MM/DD/YYYY (checked by the provider)
+  std::vector<std::string> gender;         // f, m, female, male (checked by the provider)
+  std::vector<std::string> external_id;
   std::optional<std::string> client_ip;
   std::optional<std::string> user_agent;
 
@@ -88,12 +105,14 @@ struct canonical_event {
   canonical_consent consent;
   // The whole `extra` object (always an object; {} when absent).
   nlohmann::json extra = nlohmann::json::object();
+  // Fields left out while parsing, with why (the conversion is still sent).
+  dropped_fields dropped;
 
   // extra[provider_key] when it is a non-empty object; nullptr otherwise.
   [[nodiscard]] const nlohmann::json* extra_for(std::string_view provider_key) const;
 };
 
-// Why a payload is not a usable canonical event.
+// Why a payload is not a usable canonical event (no event_time, not an object).
 struct field_error {
   std::string field;    // "currency", "consent.ad_user_data", "extra.meta"
   std::string problem;  // "must be a 3-letter ISO 4217 code, got 'euro'"

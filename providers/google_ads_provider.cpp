@@ -99,35 +99,55 @@ google_ads_provider::google_ads_provider(google_ads_destination destination) : d
   destination_.batch_size = std::clamp<std::size_t>(destination_.batch_size, 1, google_ads_max_batch);
 }
 
-std::optional<std::string> google_ads_provider::validate(const outbound_event& event,
-                                                         system_clock::time_point /*now*/) const {
+namespace {
+
+struct google_ads_prepared final : prepared_state {
+  json conversion;  // one entry of "conversions"
+};
+
+}  // namespace
+
+preparation google_ads_provider::prepare(const outbound_event& event, system_clock::time_point /*now*/) const {
+  preparation out;
   auto read = read_google_event(event, "google_ads", destination_.default_phone_country_code);
-  if (const auto* error = std::get_if<std::string>(&read)) return *error;
-  const auto& e = std::get<google_event>(read);
-  if (!e.has_click_id() && !e.has_user_identifiers()) {
-    return std::string{
-        "gclid: a Google Ads click conversion needs gclid, gbraid or wbraid, or an email or phone that can be "
-        "hashed (enhanced conversions for leads)"};
+  if (const auto* error = std::get_if<std::string>(&read)) {
+    out.error = *error;
+    return out;
   }
-  if (e.value && (!std::isfinite(*e.value) || *e.value < 0)) return std::string{"value: must not be negative"};
-  const std::string_view key = event.idempotency_key;
-  if (key.empty() || key.size() > 100) return std::string{"idempotency key: must be 1 to 100 characters (it is the orderId)"};
-  return std::nullopt;
+  auto& e = std::get<google_event>(read);
+  out.dropped = std::move(e.dropped);
+  e.address.reset();  // click conversions take emails and phones only
+  if (!e.has_click_id() && !e.has_user_identifiers()) {
+    out.error = "gclid: a Google Ads click conversion needs gclid, gbraid or wbraid, or an email or phone that can "
+                "be hashed (enhanced conversions for leads)";
+  } else if (e.value && (!std::isfinite(*e.value) || *e.value < 0)) {
+    out.error = "value: must not be negative";
+  } else if (event.idempotency_key.empty() || event.idempotency_key.size() > 100) {
+    out.error = "idempotency key: must be 1 to 100 characters (it is the orderId)";
+  }
+  if (out.error) return out;
+  out.match_keys = e.match_keys();
+  auto state = std::make_shared<google_ads_prepared>();
+  state->conversion = google_ads_conversion(e, event, destination_);
+  out.state = std::move(state);
+  return out;
 }
 
 http_request google_ads_provider::build_request(std::span<const outbound_event> events,
-                                                system_clock::time_point /*now*/) const {
+                                                system_clock::time_point now) const {
   if (events.empty() || events.size() > destination_.batch_size) {
     throw std::logic_error("google_ads_provider::build_request: batch size out of range");
   }
   std::vector<json> conversions;
   conversions.reserve(events.size());
   for (const auto& event : events) {
-    auto read = read_google_event(event, "google_ads", destination_.default_phone_country_code);
-    if (const auto* error = std::get_if<std::string>(&read)) {
-      throw std::logic_error("google_ads_provider::build_request: event was not validated: " + *error);
+    if (const auto* ready = prepared_as<google_ads_prepared>(event)) {
+      conversions.push_back(ready->conversion);
+      continue;
     }
-    conversions.push_back(google_ads_conversion(std::get<google_event>(read), event, destination_));
+    auto p = prepare(event, now);
+    if (p.error) throw std::logic_error("google_ads_provider::build_request: event was not validated: " + *p.error);
+    conversions.push_back(static_cast<const google_ads_prepared&>(*p.state).conversion);
   }
   const auto rows = google_ads_request_rows(conversions);
   json sent = json::array();
@@ -161,10 +181,12 @@ http_request google_ads_provider::build_request(std::span<const outbound_event> 
 batch_outcome google_ads_provider::classify(std::span<const outbound_event> events, const http_result& result) const {
   std::vector<json> conversions;
   conversions.reserve(events.size());
+  // The conversions as prepare() built them: classify never parses or hashes again.
   for (const auto& event : events) {
-    auto read = read_google_event(event, "google_ads", destination_.default_phone_country_code);
-    if (auto* e = std::get_if<google_event>(&read)) {
-      conversions.push_back(google_ads_conversion(*e, event, destination_));
+    if (const auto* ready = prepared_as<google_ads_prepared>(event)) {
+      conversions.push_back(ready->conversion);
+    } else if (auto p = prepare(event, system_clock::now()); !p.error) {
+      conversions.push_back(static_cast<const google_ads_prepared&>(*p.state).conversion);
     } else {
       conversions.push_back(json{{"orderId", event.idempotency_key}});
     }
@@ -176,28 +198,10 @@ std::vector<std::pair<std::string, std::string>> validate_google_ads_settings(
     const std::map<std::string, std::string>& settings) {
   using namespace google_settings;
   problem_list problems;
-  const auto cid = setting(settings, "customer_id");
-  if (trim(cid).empty()) {
-    problems.emplace_back("customer_id", "is required (the Google Ads account that owns the conversion action, "
-                                         "10 digits, dashes allowed)");
-  } else if (!customer_id(cid)) {
-    problems.emplace_back("customer_id", "must be a 10-digit Google Ads customer id such as 123-456-7890 (got \"" +
-                                             one_line_excerpt(cid, 40) + "\")");
-  }
-  const auto action = trim(setting(settings, "conversion_action_id"));
-  if (action.empty()) {
-    problems.emplace_back("conversion_action_id", "is required (the id of an UPLOAD_CLICKS conversion action)");
-  } else if (!is_digits(action) || action.size() > 20) {
-    problems.emplace_back("conversion_action_id",
-                          "must be the numeric conversion action id (got \"" + one_line_excerpt(action, 40) + "\")");
-  }
-  if (const auto login = setting(settings, "login_customer_id"); !trim(login).empty() && !customer_id(login)) {
-    problems.emplace_back("login_customer_id", "must be a 10-digit manager account id such as 123-456-7890 (got \"" +
-                                                   one_line_excerpt(login, 40) + "\")");
-  }
-  if (const auto url = setting(settings, "base_url"); !url.empty() && !base_url(url)) {
-    problems.emplace_back("base_url", "must be an https:// (or http://) URL with a host and no query");
-  }
+  check_accounts(settings,
+                 {"customer_id", "the Google Ads account that owns the conversion action, 10 digits, dashes allowed",
+                  "login_customer_id"},
+                 problems);
   if (const auto v = trim(setting(settings, "api_version")); !v.empty()) {
     if (v.size() < 2 || v.front() != 'v' || !is_digits(v.substr(1)) || v.size() > 4) {
       problems.emplace_back("api_version", "must look like v26 (got \"" + one_line_excerpt(v, 40) + "\")");

@@ -107,8 +107,8 @@ class google_ads_provider final : public provider {
   // hashed email or phone (enhanced conversions for leads); the idempotency key
   // must fit orderId (100 characters). When several click ids are present one
   // is sent: gclid, else gbraid, else wbraid (Google accepts exactly one).
-  [[nodiscard]] std::optional<std::string> validate(const outbound_event& event,
-                                                    std::chrono::system_clock::time_point now) const override;
+  [[nodiscard]] preparation prepare(const outbound_event& event,
+                                    std::chrono::system_clock::time_point now) const override;
   [[nodiscard]] http_request build_request(std::span<const outbound_event> events,
                                            std::chrono::system_clock::time_point now) const override;
   [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events,

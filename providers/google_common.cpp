@@ -5,7 +5,8 @@
 
 #include "providers/google_text.hpp"
 #include "providers/http_outcome.hpp"
-#include "providers/user_data.hpp"
+#include "providers/match_keys.hpp"
+#include "providers/user_fields.hpp"
 
 namespace outbox::providers {
 
@@ -14,30 +15,57 @@ using google_detail::trim;
 using nlohmann::json;
 using std::chrono::seconds;
 
+namespace {
+
+// Given name, family name and region are all needed for an address identifier
+// (with a postal code when known); a partial one is left out.
+std::optional<google_event::address_info> google_address(const canonical_event& c, user_field_reader& fields) {
+  auto given = fields.hashed("first_name", pii_field::name, c.first_name);
+  auto family = fields.hashed("last_name", pii_field::name, c.last_name);
+  auto region = fields.normalized("country", pii_field::country, c.country);
+  auto postal = fields.normalized("zip", pii_field::zip, c.zip);
+  if (given.empty() || family.empty() || region.empty()) return std::nullopt;
+  google_event::address_info a;
+  a.hashed_given_name = std::move(given.front());
+  a.hashed_family_name = std::move(family.front());
+  a.region_code = std::move(region.front());
+  for (char& ch : a.region_code) ch = static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch);
+  if (!postal.empty()) a.postal_code = std::move(postal.front());
+  return a;
+}
+
+}  // namespace
+
 std::variant<google_event, std::string> read_google_event(const outbound_event& event, std::string_view extra_key,
                                                           std::string_view default_phone_country_code) {
   auto parsed = parse_canonical_event(event.payload);
   if (const auto* error = std::get_if<field_error>(&parsed)) return error->message();
-  const auto& c = std::get<canonical_event>(parsed);
+  auto& c = std::get<canonical_event>(parsed);
   google_event g;
+  g.dropped = std::move(c.dropped);
   g.event_time = c.event_time;
   g.value = c.value;
   g.currency = c.currency.value_or("");
   g.gclid = c.gclid.value_or("");
   g.gbraid = c.gbraid.value_or("");
   g.wbraid = c.wbraid.value_or("");
-  normalize_options options;
-  options.default_calling_code = std::string{default_phone_country_code};
-  if (c.email) {
-    if (auto h = hash_pii(pii_field::email_google, *c.email, options)) g.hashed_emails.push_back(std::move(*h));
-  }
-  if (c.phone) {
-    if (auto h = hash_pii(pii_field::phone_e164, *c.phone, options)) g.hashed_phones.push_back(std::move(*h));
-  }
+  user_field_reader fields{c, default_phone_country_code, g.dropped};
+  g.hashed_emails = fields.hashed("email", pii_field::email_google, c.email);
+  g.hashed_phones = fields.hashed("phone", pii_field::phone_e164, c.phone);
+  g.address = google_address(c, fields);
   g.ad_user_data = c.consent.ad_user_data;
   g.ad_personalization = c.consent.ad_personalization;
   if (const json* extra = c.extra_for(extra_key)) g.extra = *extra;
   return g;
+}
+
+std::vector<std::string> google_event::match_keys() const {
+  std::vector<std::string> keys;
+  if (!hashed_emails.empty()) keys.emplace_back(match_key::email);
+  if (!hashed_phones.empty()) keys.emplace_back(match_key::phone);
+  if (has_click_id()) keys.emplace_back(match_key::click_id);
+  if (address) keys.emplace_back(match_key::address);
+  return keys;
 }
 
 bool google_status::has_code(std::string_view c) const {
@@ -66,8 +94,12 @@ std::optional<seconds> parse_google_duration(std::string_view text) {
 
 namespace {
 
-// "conversions[3].gclid" / "events.3" / "events[3]" -> 3 when the path starts with `list`.
+// "conversions[3].gclid" / "events.3" / "events[3]" -> 3 when the path starts with
+// `list`; Data Manager's documented "events.events[0].user_data" is found too.
 std::optional<std::size_t> index_in_path(std::string_view path, std::string_view list) {
+  if (const std::size_t bracket = path.find(std::string{list} + "["); bracket != std::string_view::npos && bracket > 0) {
+    path.remove_prefix(bracket);
+  }
   if (!path.starts_with(list)) return std::nullopt;
   path.remove_prefix(list.size());
   if (path.empty() || (path.front() != '[' && path.front() != '.')) return std::nullopt;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "providers/canonical_event.hpp"
+#include "providers/dropped_field.hpp"
 #include "providers/provider.hpp"
 
 namespace outbox::providers {
@@ -31,12 +32,26 @@ struct google_event {
   std::string wbraid;
   std::vector<std::string> hashed_emails;  // Google's email rules (gmail dots and +tags removed)
   std::vector<std::string> hashed_phones;  // E.164 with the '+'
+  // The address identifier (Data Manager AddressInfo): hashed names, the country
+  // as region code and the postal code in clear, as Google's formatting rules say.
+  struct address_info {
+    std::string hashed_given_name;
+    std::string hashed_family_name;
+    std::string region_code;  // ISO 3166-1 alpha-2, upper case
+    std::string postal_code;
+  };
+  std::optional<address_info> address;
   std::optional<consent_value> ad_user_data;  // consent; nullopt: not given
   std::optional<consent_value> ad_personalization;
   nlohmann::json extra;  // payload.extra.<extra_key> (an object), or null
+  dropped_fields dropped;  // fields left out, with why
 
   [[nodiscard]] bool has_click_id() const { return !gclid.empty() || !gbraid.empty() || !wbraid.empty(); }
-  [[nodiscard]] bool has_user_identifiers() const { return !hashed_emails.empty() || !hashed_phones.empty(); }
+  [[nodiscard]] bool has_user_identifiers() const {
+    return !hashed_emails.empty() || !hashed_phones.empty() || address.has_value();
+  }
+  // The match keys (match_keys.hpp) this event carries to Google.
+  [[nodiscard]] std::vector<std::string> match_keys() const;
 };
 
 // Reads the canonical payload of `event` for a Google provider; the text says what

@@ -5,34 +5,18 @@
 #include <set>
 #include <stdexcept>
 
+#include "providers/google_text.hpp"
 #include "providers/http_outcome.hpp"
 
 namespace outbox::providers {
 namespace {
 
+using google_detail::iequals;
 using nlohmann::json;
 using std::chrono::seconds;
 using std::chrono::system_clock;
 
 constexpr std::size_t max_user_identifiers = 10;  // per event (user_data.proto)
-
-std::string_view setting(const std::map<std::string, std::string>& settings, std::string_view key) {
-  const auto it = settings.find(std::string{key});
-  return it == settings.end() ? std::string_view{} : std::string_view{it->second};
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    return lower(x) == lower(y);
-  });
-}
 
 // ErrorReason values (google/ads/datamanager/v1/error.proto) that mean no event to
 // this destination can be accepted until the account or configuration changes.
@@ -107,6 +91,13 @@ json data_manager_event(const google_event& e, const outbound_event& event) {
   json identifiers = json::array();
   for (const auto& h : e.hashed_emails) identifiers.push_back({{"emailAddress", h}});
   for (const auto& h : e.hashed_phones) identifiers.push_back({{"phoneNumber", h}});
+  if (e.address) {
+    json address{{"givenName", e.address->hashed_given_name},
+                 {"familyName", e.address->hashed_family_name},
+                 {"regionCode", e.address->region_code}};
+    if (!e.address->postal_code.empty()) address["postalCode"] = e.address->postal_code;
+    identifiers.push_back({{"address", std::move(address)}});
+  }
   while (identifiers.size() > max_user_identifiers) identifiers.erase(identifiers.size() - 1);
   if (!identifiers.empty()) out["userData"] = {{"userIdentifiers", std::move(identifiers)}};
   json consent = json::object();
@@ -222,10 +213,11 @@ batch_outcome classify_data_manager_result(std::span<const std::optional<std::si
   const http_response& response = *result.response;
   const int status = response.status;
   if (status >= 200 && status <= 299) {
-    // Accepted for asynchronous processing (the body carries the requestId).
+    // Accepted for asynchronous processing: the requestId is reconciled later.
     event_outcome delivered;
     delivered.kind = outcome_kind::delivered;
     for_sent(delivered);
+    out.request_id = data_manager_request_id(response.body);  // none for validateOnly requests
     return out;
   }
 
@@ -263,35 +255,60 @@ google_data_manager_provider::google_data_manager_provider(google_data_manager_d
   destination_.batch_size = std::clamp<std::size_t>(destination_.batch_size, 1, google_data_manager_max_batch);
 }
 
-std::optional<std::string> google_data_manager_provider::validate(const outbound_event& event,
-                                                                  system_clock::time_point /*now*/) const {
+namespace {
+
+struct data_manager_prepared final : prepared_state {
+  json event;  // one entry of "events"
+};
+
+}  // namespace
+
+preparation google_data_manager_provider::prepare(const outbound_event& event, system_clock::time_point /*now*/) const {
+  preparation out;
   auto read = read_google_event(event, "google_data_manager", destination_.default_phone_country_code);
-  if (const auto* error = std::get_if<std::string>(&read)) return *error;
-  const auto& e = std::get<google_event>(read);
+  if (const auto* error = std::get_if<std::string>(&read)) {
+    out.error = *error;
+    return out;
+  }
+  auto& e = std::get<google_event>(read);
+  out.dropped = std::move(e.dropped);
   if (!e.has_click_id() && !e.has_user_identifiers()) {
-    return std::string{
-        "gclid: a Data Manager conversion needs gclid, gbraid or wbraid, or an email or phone that can be hashed"};
+    out.error = "gclid: a Data Manager conversion needs gclid, gbraid or wbraid, or an email, phone or address "
+                "(first_name, last_name, country) that can be hashed";
+  } else if (e.value && (!std::isfinite(*e.value) || *e.value < 0)) {
+    out.error = "value: must not be negative";
+  } else if (event.idempotency_key.empty() || event.idempotency_key.size() > 100) {
+    out.error = "idempotency key: must be 1 to 100 characters (it is the transactionId)";
   }
-  if (e.value && (!std::isfinite(*e.value) || *e.value < 0)) return std::string{"value: must not be negative"};
-  if (event.idempotency_key.empty() || event.idempotency_key.size() > 100) {
-    return std::string{"idempotency key: must be 1 to 100 characters (it is the transactionId)"};
+  if (out.error) return out;
+  const std::size_t identifiers = e.hashed_emails.size() + e.hashed_phones.size() + (e.address ? 1 : 0);
+  if (identifiers > max_user_identifiers) {
+    out.dropped.push_back({"user identifiers", "too_many_values",
+                           std::to_string(identifiers - max_user_identifiers) + " over Google's limit of " +
+                               std::to_string(max_user_identifiers) + " per event"});
   }
-  return std::nullopt;
+  out.match_keys = e.match_keys();
+  auto state = std::make_shared<data_manager_prepared>();
+  state->event = data_manager_event(e, event);
+  out.state = std::move(state);
+  return out;
 }
 
 http_request google_data_manager_provider::build_request(std::span<const outbound_event> events,
-                                                         system_clock::time_point /*now*/) const {
+                                                         system_clock::time_point now) const {
   if (events.empty() || events.size() > destination_.batch_size) {
     throw std::logic_error("google_data_manager_provider::build_request: batch size out of range");
   }
   std::vector<json> all;
   all.reserve(events.size());
   for (const auto& event : events) {
-    auto read = read_google_event(event, "google_data_manager", destination_.default_phone_country_code);
-    if (const auto* error = std::get_if<std::string>(&read)) {
-      throw std::logic_error("google_data_manager_provider::build_request: event was not validated: " + *error);
+    if (const auto* ready = prepared_as<data_manager_prepared>(event)) {
+      all.push_back(ready->event);
+      continue;
     }
-    all.push_back(data_manager_event(std::get<google_event>(read), event));
+    auto p = prepare(event, now);
+    if (p.error) throw std::logic_error("google_data_manager_provider::build_request: event was not validated: " + *p.error);
+    all.push_back(static_cast<const data_manager_prepared&>(*p.state).event);
   }
   const auto rows = data_manager_request_rows(all);
   json sent = json::array();
@@ -325,58 +342,6 @@ batch_outcome google_data_manager_provider::classify(std::span<const outbound_ev
   all.reserve(events.size());
   for (const auto& event : events) all.push_back(json{{"transactionId", event.idempotency_key}});
   return classify_data_manager_result(data_manager_request_rows(all), result, system_clock::now());
-}
-
-std::vector<std::pair<std::string, std::string>> validate_google_data_manager_settings(
-    const std::map<std::string, std::string>& settings) {
-  using namespace google_settings;
-  problem_list problems;
-  const auto account = setting(settings, "account_id");
-  if (trim(account).empty()) {
-    problems.emplace_back("account_id", "is required (the Google Ads conversion account, 10 digits, dashes allowed)");
-  } else if (!customer_id(account)) {
-    problems.emplace_back("account_id", "must be a 10-digit Google Ads customer id such as 123-456-7890 (got \"" +
-                                            one_line_excerpt(account, 40) + "\")");
-  }
-  const auto action = trim(setting(settings, "conversion_action_id"));
-  if (action.empty()) {
-    problems.emplace_back("conversion_action_id", "is required (the id of an UPLOAD_CLICKS conversion action)");
-  } else if (!is_digits(action) || action.size() > 20) {
-    problems.emplace_back("conversion_action_id",
-                          "must be the numeric conversion action id (got \"" + one_line_excerpt(action, 40) + "\")");
-  }
-  if (const auto login = setting(settings, "login_account_id"); !trim(login).empty() && !customer_id(login)) {
-    problems.emplace_back("login_account_id", "must be a 10-digit manager account id such as 123-456-7890 (got \"" +
-                                                  one_line_excerpt(login, 40) + "\")");
-  }
-  if (const auto url = setting(settings, "base_url"); !url.empty() && !base_url(url)) {
-    problems.emplace_back("base_url", "must be an https:// (or http://) URL with a host and no query");
-  }
-  check_common(settings, google_data_manager_max_batch, problems);
-  return problems;
-}
-
-google_data_manager_destination make_google_data_manager_destination(const std::map<std::string, std::string>& settings,
-                                                                     header_list extra_headers) {
-  using namespace google_settings;
-  if (!validate_google_data_manager_settings(settings).empty()) {
-    throw std::invalid_argument("google_data_manager settings are not valid (run `dispatcher config`)");
-  }
-  google_data_manager_destination d;
-  if (const auto url = setting(settings, "base_url"); !url.empty()) d.base_url = *base_url(url);
-  d.account_id = *customer_id(setting(settings, "account_id"));
-  d.conversion_action_id = std::string{trim(setting(settings, "conversion_action_id"))};
-  if (const auto login = setting(settings, "login_account_id"); !trim(login).empty()) {
-    d.login_account_id = *customer_id(login);
-  }
-  d.oauth = oauth_from(settings);
-  if (const auto v = setting(settings, "validate_only"); !v.empty()) d.validate_only = *parse_bool(v);
-  if (const auto v = trim(setting(settings, "batch_size")); !v.empty()) d.batch_size = std::stoul(std::string{v});
-  auto code = trim(setting(settings, "default_phone_country_code"));
-  if (!code.empty() && code.front() == '+') code.remove_prefix(1);
-  d.default_phone_country_code = std::string{code};
-  d.extra_headers = std::move(extra_headers);
-  return d;
 }
 
 }  // namespace outbox::providers

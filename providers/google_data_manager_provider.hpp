@@ -20,10 +20,12 @@
 // Errors are fast-fail: one invalid event refuses the whole request (400
 // INVALID_ARGUMENT, with a BadRequest field violation such as "events[3]..."), so
 // a refused batch is split (resend_alone) unless Google named the culprit rows.
-// A 200 only means the request was valid: processing is asynchronous and its
-// result is visible through requestStatus:retrieve with the returned requestId
-// (kept in the attempt log's response excerpt). That status is not tracked yet: a
-// row is `sent` once the request is accepted.
+// A 200 only means the request was valid: processing is asynchronous. The
+// answer's requestId is kept (provider_request); the engine's reconciler asks
+//   GET {base_url}/v1/requestStatus:retrieve?requestId=...
+// status_check_delay after acceptance and again after each further delay, until
+// SUCCESS, PARTIAL_SUCCESS or FAILED (recorded FAILURE). A row is `sent` once the
+// request is accepted; the reconciled status says whether Google processed it.
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -56,8 +58,11 @@ struct google_data_manager_destination {
   std::size_t batch_size = 1000;
   std::string default_phone_country_code;
   header_list extra_headers;
+  // Google: "wait for 30 minutes, then send a RetrieveRequestStatus request", repeating until final.
+  std::chrono::seconds status_check_delay{1800};
 
   [[nodiscard]] std::string url() const;  // {base_url}/v1/events:ingest
+  [[nodiscard]] std::string status_url(std::string_view request_id) const;  // .../v1/requestStatus:retrieve?requestId=
   [[nodiscard]] nlohmann::json destination_json() const;
 };
 
@@ -85,13 +90,16 @@ class google_data_manager_provider final : public provider {
   [[nodiscard]] std::size_t max_batch_size() const override { return destination_.batch_size; }
   // Needs a parseable event_time and a gclid, gbraid or wbraid, or an email or
   // phone that can be hashed (Google: NO_IDENTIFIERS_PROVIDED otherwise).
-  [[nodiscard]] std::optional<std::string> validate(const outbound_event& event,
-                                                    std::chrono::system_clock::time_point now) const override;
+  [[nodiscard]] preparation prepare(const outbound_event& event,
+                                    std::chrono::system_clock::time_point now) const override;
   [[nodiscard]] http_request build_request(std::span<const outbound_event> events,
                                            std::chrono::system_clock::time_point now) const override;
   [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events,
                                        const http_result& result) const override;
   [[nodiscard]] const oauth_settings* oauth() const override { return &destination_.oauth; }
+  [[nodiscard]] std::optional<http_request> status_request(std::string_view request_id) const override;
+  [[nodiscard]] request_status read_status(const http_result& result) const override;
+  [[nodiscard]] std::chrono::seconds status_check_delay() const override { return destination_.status_check_delay; }
 
   [[nodiscard]] const google_data_manager_destination& destination() const { return destination_; }
 
@@ -99,10 +107,15 @@ class google_data_manager_provider final : public provider {
   google_data_manager_destination destination_;
 };
 
-inline constexpr std::array<std::string_view, 11> google_data_manager_setting_keys{
-    "account_id",    "conversion_action_id", "login_account_id", "client_id",
-    "client_secret", "refresh_token",        "token_url",        "base_url",
-    "validate_only", "batch_size",           "default_phone_country_code"};
+inline constexpr std::array<std::string_view, 12> google_data_manager_setting_keys{
+    "account_id",    "conversion_action_id", "login_account_id",           "client_id",
+    "client_secret", "refresh_token",        "token_url",                  "base_url",
+    "validate_only", "batch_size",           "default_phone_country_code", "status_check_delay_seconds"};
+
+// The requestId of an events:ingest answer ("" when absent).
+[[nodiscard]] std::string data_manager_request_id(std::string_view body);
+// A RetrieveRequestStatus answer for our one destination.
+[[nodiscard]] request_status read_data_manager_status(const http_result& result);
 
 // (key, problem) pairs; never echoes a secret.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> validate_google_data_manager_settings(

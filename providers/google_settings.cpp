@@ -61,6 +61,30 @@ std::optional<std::string> base_url(std::string_view text) {
   return std::string{url};
 }
 
+void check_accounts(const settings_map& settings, const account_keys& keys, problem_list& problems) {
+  const auto account = setting(settings, keys.account);
+  if (trim(account).empty()) {
+    problems.emplace_back(keys.account, std::string{"is required ("} + keys.account_help + ")");
+  } else if (!customer_id(account)) {
+    problems.emplace_back(keys.account, "must be a 10-digit Google Ads customer id such as 123-456-7890 (got \"" +
+                                            one_line_excerpt(account, 40) + "\")");
+  }
+  const auto action = trim(setting(settings, "conversion_action_id"));
+  if (action.empty()) {
+    problems.emplace_back("conversion_action_id", "is required (the id of an UPLOAD_CLICKS conversion action)");
+  } else if (!is_digits(action) || action.size() > 20) {
+    problems.emplace_back("conversion_action_id",
+                          "must be the numeric conversion action id (got \"" + one_line_excerpt(action, 40) + "\")");
+  }
+  if (const auto login = setting(settings, keys.login); !trim(login).empty() && !customer_id(login)) {
+    problems.emplace_back(keys.login, "must be a 10-digit manager account id such as 123-456-7890 (got \"" +
+                                          one_line_excerpt(login, 40) + "\")");
+  }
+  if (const auto url = setting(settings, "base_url"); !url.empty() && !base_url(url)) {
+    problems.emplace_back("base_url", "must be an https:// (or http://) URL with a host and no query");
+  }
+}
+
 void check_common(const settings_map& settings, std::size_t max_batch, problem_list& problems) {
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 3> oauth_keys{{
       {"client_id", "is required (the OAuth2 client id of the Google Cloud project)"},

@@ -22,6 +22,14 @@ using problem_list = std::vector<std::pair<std::string, std::string>>;
 [[nodiscard]] std::optional<bool> parse_bool(std::string_view text);  // true/false/1/0/yes/no/on/off
 // https:// or http:// with a host; a trailing '/' is dropped. nullopt when unusable.
 [[nodiscard]] std::optional<std::string> base_url(std::string_view text);
+// The account that owns the conversion action (required), conversion_action_id,
+// an optional manager account and base_url; the key names differ per API.
+struct account_keys {
+  const char* account;       // "customer_id" / "account_id"
+  const char* account_help;  // what it is, for the "is required" problem
+  const char* login;         // "login_customer_id" / "login_account_id"
+};
+void check_accounts(const settings_map& settings, const account_keys& keys, problem_list& problems);
 // The OAuth keys (client_id, client_secret, refresh_token, token_url), the
 // validate_only flag, batch_size (1..max) and default_phone_country_code.
 void check_common(const settings_map& settings, std::size_t max_batch, problem_list& problems);

@@ -1,12 +1,16 @@
 #include "providers/meta_provider.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <stdexcept>
 
 #include "providers/crypto.hpp"
 #include "providers/http_outcome.hpp"
+#include "providers/query_escape.hpp"
+#include "providers/match_keys.hpp"
 #include "providers/setting_checks.hpp"
+#include "providers/user_fields.hpp"
 #include "providers/user_data.hpp"
 
 namespace outbox::providers {
@@ -137,6 +141,10 @@ std::optional<std::string> meta_event_age_problem(const canonical_event& event,
   const std::int64_t limit_days = store ? meta_max_physical_store_age_days : meta_max_event_age_days;
   const std::int64_t now_s = std::chrono::floor<std::chrono::seconds>(now.time_since_epoch()).count();
   const std::int64_t age = now_s - event.event_time;
+  if (-age > meta_max_future_seconds) {
+    return "event_time is " + std::to_string(-age / 60) + " minutes in the future; Meta takes the time a conversion "
+           "happened (up to " + std::to_string(limit_days) + " days ago), so check the CRM's clock and time zone";
+  }
   if (age <= limit_days * 86400) return std::nullopt;
   const std::int64_t days = age / 86400;
   std::string text = "event_time is ";
@@ -146,8 +154,8 @@ std::optional<std::string> meta_event_age_problem(const canonical_event& event,
   return text;
 }
 
-json meta_event_json(const outbound_event& event, const canonical_event& c, const meta_destination& destination) {
-  const normalize_options options{destination.default_phone_country_code};
+json meta_event_json(const outbound_event& event, const canonical_event& c, const meta_destination& destination,
+                     dropped_fields& dropped) {
   json e = json::object();
   e["event_name"] = event.event_name;
   e["event_time"] = c.event_time;
@@ -155,21 +163,23 @@ json meta_event_json(const outbound_event& event, const canonical_event& c, cons
   e["action_source"] = c.action_source;
   if (c.event_source_url) e["event_source_url"] = *c.event_source_url;
 
+  // Meta takes a list for every customer-information field.
+  user_field_reader fields{c, destination.default_phone_country_code, dropped};
   json user = json::object();
-  const auto hashed = [&](const char* key, pii_field field, const std::optional<std::string>& raw) {
-    if (!raw) return;
-    if (auto h = hash_pii(field, *raw, options)) user[key] = json::array({std::move(*h)});
+  const auto hashed = [&](const char* key, std::string_view name, pii_field field, const std::vector<std::string>& raws) {
+    if (auto values = fields.hashed(name, field, raws); !values.empty()) user[key] = std::move(values);
   };
-  hashed("em", pii_field::email, c.email);
-  hashed("ph", pii_field::phone_digits, c.phone);
-  hashed("fn", pii_field::name, c.first_name);
-  hashed("ln", pii_field::name, c.last_name);
-  hashed("ct", pii_field::city, c.city);
-  hashed("st", pii_field::state, c.state);
-  hashed("zp", pii_field::zip, c.zip);
-  hashed("country", pii_field::country, c.country);
-  hashed("db", pii_field::date_of_birth, c.date_of_birth);
-  hashed("external_id", pii_field::external_id, c.external_id);
+  hashed("em", "email", pii_field::email, c.email);
+  hashed("ph", "phone", pii_field::phone_digits, c.phone);
+  hashed("fn", "first_name", pii_field::name, c.first_name);
+  hashed("ln", "last_name", pii_field::name, c.last_name);
+  hashed("ge", "gender", pii_field::gender, c.gender);
+  hashed("db", "date_of_birth", pii_field::date_of_birth, c.date_of_birth);
+  hashed("ct", "city", pii_field::city, c.city);
+  hashed("st", "state", pii_field::state, c.state);
+  hashed("zp", "zip", pii_field::zip, c.zip);
+  hashed("country", "country", pii_field::country, c.country);
+  hashed("external_id", "external_id", pii_field::external_id, c.external_id);
   if (c.client_ip) user["client_ip_address"] = *c.client_ip;
   if (c.user_agent) user["client_user_agent"] = *c.user_agent;
   if (c.fbc) user["fbc"] = *c.fbc;
@@ -190,6 +200,30 @@ json meta_event_json(const outbound_event& event, const canonical_event& c, cons
   merge_extra(e, c.extra_for("meta"));
   e["event_id"] = event.idempotency_key;  // the dedup key is ours, whatever extra says
   return e;
+}
+
+json meta_event_json(const outbound_event& event, const canonical_event& canonical, const meta_destination& destination) {
+  dropped_fields ignored;
+  return meta_event_json(event, canonical, destination, ignored);
+}
+
+std::vector<std::string> meta_match_keys(const json& event) {
+  const auto user = event.find("user_data");
+  if (user == event.end() || !user->is_object()) return {};
+  const auto has = [&](const char* key) { return user->contains(key); };
+  std::vector<std::string> keys;
+  const auto add = [&](std::string_view key, bool present) {
+    if (present) keys.emplace_back(key);
+  };
+  add(match_key::email, has("em"));
+  add(match_key::phone, has("ph"));
+  add(match_key::external_id, has("external_id"));
+  add(match_key::browser_id, has("fbc") || has("fbp"));
+  add(match_key::ip_user_agent, has("client_ip_address") && has("client_user_agent"));
+  add(match_key::address, (has("fn") || has("ln")) && (has("zp") || has("ct") || has("country")));
+  add(match_key::lead_id, has("lead_id"));
+  add(match_key::date_of_birth, has("db"));
+  return keys;
 }
 
 std::optional<meta_error> parse_meta_error(std::string_view body) {
@@ -247,39 +281,63 @@ meta_provider::meta_provider(meta_destination destination) : destination_(std::m
   }
 }
 
-std::optional<std::string> meta_provider::validate(const outbound_event& event,
-                                                   std::chrono::system_clock::time_point now) const {
+namespace {
+
+struct meta_prepared final : prepared_state {
+  json event;  // one entry of "data", hashed and merged
+};
+
+}  // namespace
+
+preparation meta_provider::prepare(const outbound_event& event, std::chrono::system_clock::time_point now) const {
+  preparation out;
   auto parsed = parse_canonical_event(event.payload);
-  if (const auto* error = std::get_if<field_error>(&parsed)) return error->message();
-  const auto& c = std::get<canonical_event>(parsed);
-  if (auto problem = meta_event_age_problem(c, now)) return problem;
-  if (c.action_source == "website") {
-    if (!c.event_source_url) return "event_source_url: required by Meta when action_source is website";
-    if (!c.user_agent) return "user_agent: required by Meta (client_user_agent) when action_source is website";
+  if (const auto* error = std::get_if<field_error>(&parsed)) {
+    out.error = error->message();
+    return out;
   }
-  return std::nullopt;
+  auto& c = std::get<canonical_event>(parsed);
+  out.dropped = std::move(c.dropped);
+  if (auto problem = meta_event_age_problem(c, now)) {
+    out.error = std::move(problem);
+    return out;
+  }
+  if (c.action_source == "website") {
+    if (!c.event_source_url) out.error = "event_source_url: required by Meta when action_source is website";
+    else if (!c.user_agent) out.error = "user_agent: required by Meta (client_user_agent) when action_source is website";
+    if (out.error) return out;
+  }
+  auto state = std::make_shared<meta_prepared>();
+  state->event = meta_event_json(event, c, destination_, out.dropped);
+  out.match_keys = meta_match_keys(state->event);
+  out.state = std::move(state);
+  return out;
 }
 
 http_request meta_provider::build_request(std::span<const outbound_event> events,
-                                          std::chrono::system_clock::time_point /*now*/) const {
+                                          std::chrono::system_clock::time_point now) const {
   json data = json::array();
   for (const auto& event : events) {
-    auto parsed = parse_canonical_event(event.payload);
-    if (const auto* error = std::get_if<field_error>(&parsed)) {
-      throw std::invalid_argument("meta_provider::build_request: row " + std::to_string(event.row_id) + ": " +
-                                  error->message());
+    if (const auto* ready = prepared_as<meta_prepared>(event)) {
+      data.push_back(ready->event);
+      continue;
     }
-    data.push_back(meta_event_json(event, std::get<canonical_event>(parsed), destination_));
+    auto p = prepare(event, now);
+    if (p.error) {
+      throw std::invalid_argument("meta_provider::build_request: row " + std::to_string(event.row_id) + ": " + *p.error);
+    }
+    data.push_back(static_cast<const meta_prepared&>(*p.state).event);
   }
   json body = json::object();
   body["data"] = std::move(data);
-  body["access_token"] = destination_.access_token;
-  if (!appsecret_proof_.empty()) body["appsecret_proof"] = appsecret_proof_;
   if (!destination_.test_event_code.empty()) body["test_event_code"] = destination_.test_event_code;
 
+  // Where Meta's reference puts the token: POST .../events?access_token=... (the
+  // URL never reaches our logs; appsecret_proof travels beside it).
   http_request request;
   request.method = "POST";
-  request.url = meta_events_url(destination_);
+  request.url = meta_events_url(destination_) + "?access_token=" + query_escape(destination_.access_token);
+  if (!appsecret_proof_.empty()) request.url += "&appsecret_proof=" + appsecret_proof_;
   request.headers.emplace_back("content-type", "application/json");
   request.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   return request;

@@ -1,9 +1,9 @@
 #pragma once
 // The `meta` provider: Meta Conversions API.
-//   POST {base_url}/{api_version}/{pixel_id}/events
-//   {"data": [event...], "access_token": "...", "appsecret_proof"?: "...", "test_event_code"?: "..."}
-// The token travels in the JSON body, never in the URL, so it stays out of
-// access logs. Events are built from the canonical payload (canonical_event.hpp)
+//   POST {base_url}/{api_version}/{pixel_id}/events?access_token=...&appsecret_proof=...
+//   {"data": [event...], "test_event_code"?: "..."}
+// The token goes where Meta's reference puts it, in the query string; the
+// dispatcher never logs request URLs. Events are built from the canonical payload (canonical_event.hpp)
 // with user data normalized and hashed per user_data.hpp; `extra.meta` is merged
 // into each event last (except `event_id`, which is always the row's key).
 //
@@ -35,12 +35,15 @@ namespace outbox::providers {
 inline constexpr std::size_t meta_max_batch_size = 1000;  // Meta's limit per request
 inline constexpr std::int64_t meta_max_event_age_days = 7;
 inline constexpr std::int64_t meta_max_physical_store_age_days = 62;
+// Meta documents no future bound; a conversion cannot have happened later than
+// now, so more than this ahead (clock skew allowance) is a CRM clock or time-zone bug.
+inline constexpr std::int64_t meta_max_future_seconds = 600;
 
 struct meta_destination {
   std::string pixel_id;                                  // digits
   std::string access_token;                              // secret
   std::string app_secret;                                // secret; empty: no appsecret_proof
-  std::string api_version = "v25.0";
+  std::string api_version = "v26.0";  // newest Graph API version (2026-07-29)
   std::string base_url = "https://graph.facebook.com";  // no trailing '/'
   std::string test_event_code;                           // empty: live events
   std::size_t batch_size = 500;                          // 1..meta_max_batch_size
@@ -68,18 +71,26 @@ inline constexpr std::array<std::string_view, 10> meta_setting_keys{
 [[nodiscard]] std::string meta_events_url(const meta_destination& destination);
 
 // Why Meta would refuse the event because of its time, or nullopt: older than 7
-// days (62 for physical_store) fails the whole request at Meta.
+// days (62 for physical_store) fails the whole request at Meta; more than
+// meta_max_future_seconds ahead cannot be a real conversion time.
 [[nodiscard]] std::optional<std::string> meta_event_age_problem(const canonical_event& event,
                                                                 std::chrono::system_clock::time_point now);
 
 // One entry of "data": event_name, event_time, event_id (the idempotency key),
-// action_source, event_source_url, user_data (em, ph, fn, ln, ct, st, zp,
-// country, db, external_id as one-element arrays of SHA-256 hex; client_ip_address,
+// action_source, event_source_url, user_data (em, ph, fn, ln, ge, db, ct, st, zp,
+// country, external_id as arrays of SHA-256 hex; client_ip_address,
 // client_user_agent, fbc, fbp, lead_id raw), custom_data (value, currency,
 // order_id; event_source "crm" and lead_event_source when action_source is
 // system_generated), then extra.meta merged.
+// User fields go as arrays (Meta takes several values), repeats after
+// normalization removed; unusable values are added to `dropped`.
+[[nodiscard]] nlohmann::json meta_event_json(const outbound_event& event, const canonical_event& canonical,
+                                             const meta_destination& destination, dropped_fields& dropped);
 [[nodiscard]] nlohmann::json meta_event_json(const outbound_event& event, const canonical_event& canonical,
                                              const meta_destination& destination);
+
+// The match keys (match_keys.hpp) one entry of "data" carries.
+[[nodiscard]] std::vector<std::string> meta_match_keys(const nlohmann::json& event);
 
 // Graph API error envelope: {"error": {"message", "type", "code", "error_subcode",
 // "is_transient", "error_user_title", "error_user_msg", "fbtrace_id"}}.
@@ -117,8 +128,8 @@ class meta_provider final : public provider {
   [[nodiscard]] std::size_t max_batch_size() const override { return destination_.batch_size; }
   // Canonical parse errors, events Meta would refuse for their age, website
   // events without event_source_url or user_agent: dead before any request.
-  [[nodiscard]] std::optional<std::string> validate(const outbound_event& event,
-                                                    std::chrono::system_clock::time_point now) const override;
+  [[nodiscard]] preparation prepare(const outbound_event& event,
+                                    std::chrono::system_clock::time_point now) const override;
   // Throws std::invalid_argument for an event validate() would refuse.
   [[nodiscard]] http_request build_request(std::span<const outbound_event> events,
                                            std::chrono::system_clock::time_point now) const override;

@@ -13,9 +13,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "providers/dropped_field.hpp"
 #include "providers/http_types.hpp"
 
 namespace outbox::providers {
+
+// What a provider worked out about one event in prepare() (the parsed payload,
+// hashed identifiers, the event's JSON): handed back to build_request() and
+// classify() so nothing is parsed or hashed twice. Each provider derives its own.
+class prepared_state {
+ public:
+  virtual ~prepared_state() = default;
+};
 
 // One claimed row, as a provider sees it. The payload and key are frozen at insert.
 struct outbound_event {
@@ -28,6 +37,28 @@ struct outbound_event {
   // from the database; providers that send it unchanged use these bytes as is.
   std::string payload_text;
   std::int32_t attempt = 1;  // 1 for the first attempt
+  // Set by the engine from provider::prepare(); null when a caller skipped it
+  // (build_request then prepares the event itself).
+  std::shared_ptr<const prepared_state> prepared;
+};
+
+// A provider's verdict on one event before any request.
+struct preparation {
+  std::optional<std::string> error;  // the row can never be sent as it is: dead at once
+  dropped_fields dropped;            // fields left out of the request, with why
+  std::vector<std::string> match_keys;  // the match keys the request carries (match_keys.hpp)
+  std::shared_ptr<const prepared_state> state;
+};
+
+// Processing result of an accepted request, for providers that process
+// asynchronously (Google Data Manager): read later from a status endpoint.
+enum class request_state { processing, success, partial_success, failure, unknown };
+[[nodiscard]] std::string_view to_string(request_state s);  // "PROCESSING", "SUCCESS", ...
+
+struct request_status {
+  request_state state = request_state::unknown;
+  std::string detail;        // the provider's counts and reasons, one line
+  bool retry_later = false;  // the status could not be read now (network, 5xx, 429): ask again
 };
 
 enum class outcome_kind {
@@ -55,6 +86,9 @@ struct batch_outcome {
   // The access token was refused (HTTP 401 with OAuth): the engine refreshes the
   // token and resends the batch once before treating it as pause_destination.
   bool reauthenticate = false;
+  // The provider's id for an accepted request whose processing result comes
+  // later (provider::status_request); empty for synchronous providers.
+  std::string request_id;
 };
 
 // OAuth2 refresh-token grant (Google). The engine fetches and caches the access
@@ -74,9 +108,15 @@ class provider {
   [[nodiscard]] virtual std::string_view kind() const = 0;
   // Most events one request may carry (1 for providers without batching).
   [[nodiscard]] virtual std::size_t max_batch_size() const = 0;
-  // Checks an event before any request; an error text makes the row dead at once.
-  [[nodiscard]] virtual std::optional<std::string> validate(const outbound_event& event,
-                                                            std::chrono::system_clock::time_point now) const = 0;
+  // Checks and maps an event before any request: an error makes the row dead at
+  // once; fields the provider cannot use are dropped, not fatal.
+  [[nodiscard]] virtual preparation prepare(const outbound_event& event,
+                                            std::chrono::system_clock::time_point now) const = 0;
+  // prepare()'s error alone.
+  [[nodiscard]] std::optional<std::string> validate(const outbound_event& event,
+                                                    std::chrono::system_clock::time_point now) const {
+    return prepare(event, now).error;
+  }
   // Builds the request for a batch of already validated events (1..max_batch_size).
   [[nodiscard]] virtual http_request build_request(std::span<const outbound_event> events,
                                                     std::chrono::system_clock::time_point now) const = 0;
@@ -90,6 +130,21 @@ class provider {
   // automatically but moved to `held` for on-call review (for providers whose
   // server-to-server dedup is not documented, e.g. Meta). `requeue` releases it.
   [[nodiscard]] virtual bool hold_reclaimed() const { return false; }
+
+  // Asynchronous processing (batch_outcome::request_id): the request that reads
+  // a request's status, nullopt for providers without one.
+  [[nodiscard]] virtual std::optional<http_request> status_request(std::string_view /*request_id*/) const {
+    return std::nullopt;
+  }
+  [[nodiscard]] virtual request_status read_status(const http_result& /*result*/) const { return {}; }
+  // How long after acceptance the first status check makes sense, and between checks.
+  [[nodiscard]] virtual std::chrono::seconds status_check_delay() const { return std::chrono::minutes{30}; }
 };
+
+// The provider's own prepared state of `event`, or nullptr when there is none.
+template <class State>
+[[nodiscard]] const State* prepared_as(const outbound_event& event) {
+  return dynamic_cast<const State*>(event.prepared.get());
+}
 
 }  // namespace outbox::providers

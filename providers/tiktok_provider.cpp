@@ -6,7 +6,8 @@
 
 #include "providers/http_outcome.hpp"
 #include "providers/setting_checks.hpp"
-#include "providers/user_data.hpp"
+#include "providers/match_keys.hpp"
+#include "providers/user_fields.hpp"
 
 namespace outbox::providers {
 namespace {
@@ -55,6 +56,10 @@ std::vector<std::pair<std::string, std::string>> validate_tiktok_settings(const 
   if (const auto source = setting(settings, "lead_event_source"); has_control(source) || source.size() > 100) {
     problems.emplace_back("lead_event_source", "must be at most 100 characters without control characters");
   }
+  if (const auto days = setting(settings, "max_event_age_days"); !days.empty() && !parse_size(days, 1, 90)) {
+    problems.emplace_back("max_event_age_days", "must be a whole number of days from 1 to 90" + got(days));
+  }
+
   return problems;
 }
 
@@ -68,24 +73,48 @@ tiktok_destination make_tiktok_destination(const settings_map& settings) {
   if (const auto v = parse_size(setting(settings, "batch_size"), 1, tiktok_max_batch_size)) d.batch_size = *v;
   d.default_phone_country_code = calling_code(setting(settings, "default_phone_country_code"));
   if (const auto v = setting(settings, "lead_event_source"); !v.empty()) d.lead_event_source = std::string{v};
+  d.max_event_age_days = tiktok_default_max_age_days(d.event_source);
+  if (const auto v = parse_size(setting(settings, "max_event_age_days"), 1, 90)) {
+    d.max_event_age_days = static_cast<std::int64_t>(*v);
+  }
   return d;
+}
+
+std::int64_t tiktok_default_max_age_days(std::string_view event_source) {
+  return event_source == "web" || event_source == "app" ? 7 : 28;
+}
+
+std::optional<std::string> tiktok_event_time_problem(std::int64_t event_time, const tiktok_destination& destination,
+                                                     std::chrono::system_clock::time_point now) {
+  const std::int64_t now_s = std::chrono::floor<std::chrono::seconds>(now.time_since_epoch()).count();
+  const std::int64_t age = now_s - event_time;
+  if (-age > tiktok_max_future_seconds) {
+    return "event_time is " + std::to_string(-age / 60) +
+           " minutes in the future; check the CRM's clock and time zone";
+  }
+  if (age <= destination.max_event_age_days * 86400) return std::nullopt;
+  return "event_time is " + std::to_string(age / 86400) + " days old; TikTok takes " + destination.event_source +
+         " events up to " + std::to_string(destination.max_event_age_days) + " days old (max_event_age_days)";
 }
 
 std::string tiktok_track_url(const tiktok_destination& destination) {
   return destination.base_url + std::string{tiktok_track_path};
 }
 
-json tiktok_event_json(const outbound_event& event, const canonical_event& c, const tiktok_destination& destination) {
-  const normalize_options options{destination.default_phone_country_code};
+json tiktok_event_json(const outbound_event& event, const canonical_event& c, const tiktok_destination& destination,
+                       dropped_fields& dropped) {
   json e = json::object();
   e["event"] = event.event_name;
   e["event_time"] = c.event_time;
   e["event_id"] = event.idempotency_key;
 
+  // One value as a string, several as a list (TikTok takes both).
+  user_field_reader fields{c, destination.default_phone_country_code, dropped};
   json user = json::object();
-  const auto hashed = [&](const char* key, pii_field field, const std::optional<std::string>& raw) {
-    if (!raw) return;
-    if (auto h = hash_pii(field, *raw, options)) user[key] = std::move(*h);
+  const auto hashed = [&](const char* key, pii_field field, const std::vector<std::string>& raws) {
+    auto values = fields.hashed(key, field, raws);
+    if (values.size() == 1) user[key] = std::move(values.front());
+    else if (!values.empty()) user[key] = std::move(values);
   };
   hashed("email", pii_field::email, c.email);
   hashed("phone", pii_field::phone_e164, c.phone);
@@ -104,7 +133,7 @@ json tiktok_event_json(const outbound_event& event, const canonical_event& c, co
 
   if (c.event_source_url) e["page"] = json{{"url", *c.event_source_url}};
 
-  if (destination.event_source == "crm" || c.lead_id) {
+  if (destination.event_source == "crm") {
     json lead = json::object();
     if (c.lead_id) lead["lead_id"] = *c.lead_id;
     lead["lead_event_source"] = destination.lead_event_source;
@@ -114,6 +143,32 @@ json tiktok_event_json(const outbound_event& event, const canonical_event& c, co
   merge_extra(e, c.extra_for("tiktok"));
   e["event_id"] = event.idempotency_key;  // the dedup key is ours, whatever extra says
   return e;
+}
+
+json tiktok_event_json(const outbound_event& event, const canonical_event& canonical,
+                       const tiktok_destination& destination) {
+  dropped_fields ignored;
+  return tiktok_event_json(event, canonical, destination, ignored);
+}
+
+std::vector<std::string> tiktok_match_keys(const json& event) {
+  const auto user = event.find("user");
+  if (user == event.end() || !user->is_object()) return {};
+  const auto has = [&](const char* key) { return user->contains(key); };
+  std::vector<std::string> keys;
+  const auto add = [&](std::string_view key, bool present) {
+    if (present) keys.emplace_back(key);
+  };
+  add(match_key::email, has("email"));
+  add(match_key::phone, has("phone"));
+  add(match_key::external_id, has("external_id"));
+  add(match_key::click_id, has("ttclid"));
+  add(match_key::browser_id, has("ttp"));
+  add(match_key::ip_user_agent, has("ip") && has("user_agent"));
+  if (const auto lead = event.find("lead"); lead != event.end() && lead->is_object() && lead->contains("lead_id")) {
+    keys.emplace_back(match_key::lead_id);
+  }
+  return keys;
 }
 
 std::optional<tiktok_response> parse_tiktok_response(std::string_view body) {
@@ -160,27 +215,49 @@ std::string tiktok_error_text(const tiktok_response& response) {
 
 tiktok_provider::tiktok_provider(tiktok_destination destination) : destination_(std::move(destination)) {}
 
-std::optional<std::string> tiktok_provider::validate(const outbound_event& event,
-                                                     std::chrono::system_clock::time_point /*now*/) const {
+namespace {
+
+struct tiktok_prepared final : prepared_state {
+  json event;  // one entry of "data"
+};
+
+}  // namespace
+
+preparation tiktok_provider::prepare(const outbound_event& event, std::chrono::system_clock::time_point now) const {
+  preparation out;
   auto parsed = parse_canonical_event(event.payload);
-  if (const auto* error = std::get_if<field_error>(&parsed)) return error->message();
-  const auto& c = std::get<canonical_event>(parsed);
-  if (destination_.event_source == "web" && !c.event_source_url) {
-    return "event_source_url: required by TikTok for web events (page.url)";
+  if (const auto* error = std::get_if<field_error>(&parsed)) {
+    out.error = error->message();
+    return out;
   }
-  return std::nullopt;
+  auto& c = std::get<canonical_event>(parsed);
+  out.dropped = std::move(c.dropped);
+  out.error = tiktok_event_time_problem(c.event_time, destination_, now);
+  if (!out.error && destination_.event_source == "web" && !c.event_source_url) {
+    out.error = "event_source_url: required by TikTok for web events (page.url)";
+  }
+  if (out.error) return out;
+  auto state = std::make_shared<tiktok_prepared>();
+  state->event = tiktok_event_json(event, c, destination_, out.dropped);
+  out.match_keys = tiktok_match_keys(state->event);
+  out.state = std::move(state);
+  return out;
 }
 
 http_request tiktok_provider::build_request(std::span<const outbound_event> events,
-                                            std::chrono::system_clock::time_point /*now*/) const {
+                                            std::chrono::system_clock::time_point now) const {
   json data = json::array();
   for (const auto& event : events) {
-    auto parsed = parse_canonical_event(event.payload);
-    if (const auto* error = std::get_if<field_error>(&parsed)) {
-      throw std::invalid_argument("tiktok_provider::build_request: row " + std::to_string(event.row_id) + ": " +
-                                  error->message());
+    if (const auto* ready = prepared_as<tiktok_prepared>(event)) {
+      data.push_back(ready->event);
+      continue;
     }
-    data.push_back(tiktok_event_json(event, std::get<canonical_event>(parsed), destination_));
+    auto p = prepare(event, now);
+    if (p.error) {
+      throw std::invalid_argument("tiktok_provider::build_request: row " + std::to_string(event.row_id) + ": " +
+                                  *p.error);
+    }
+    data.push_back(static_cast<const tiktok_prepared&>(*p.state).event);
   }
   json body = json::object();
   body["event_source"] = destination_.event_source;

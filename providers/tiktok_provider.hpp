@@ -5,7 +5,8 @@
 //   {"event_source": "crm", "event_source_id": "...", "data": [event...], "test_event_code"?: "..."}
 // Each event: event, event_time, event_id (the idempotency key), user {email,
 // phone, external_id hashed; ttclid, ttp, ip, user_agent raw}, properties
-// {currency, value, order_id}, page {url}, lead {lead_id, lead_event_source},
+// {currency, value, order_id}, page {url}, lead {lead_id, lead_event_source}
+// (CRM event sources only),
 // then `extra.tiktok` merged (except event_id, which is always the row's key).
 //
 // TikTok answers HTTP 200 even for errors; the body's "code" decides:
@@ -16,6 +17,7 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
@@ -44,11 +46,23 @@ struct tiktok_destination {
   std::size_t batch_size = 500;                         // 1..tiktok_max_batch_size
   std::string default_phone_country_code;               // digits; empty: none
   std::string lead_event_source = "outbox-dispatcher";  // lead.lead_event_source
+  std::int64_t max_event_age_days = 28;                 // tiktok_default_max_age_days(event_source) unless set
 };
 
-inline constexpr std::array<std::string_view, 8> tiktok_setting_keys{
+// Acceptance window (TikTok's portal is not reachable from here; see
+// docs/providers.md): web and app events up to 7 days old, offline and CRM
+// events up to 28 days; never more than tiktok_max_future_seconds ahead.
+[[nodiscard]] std::int64_t tiktok_default_max_age_days(std::string_view event_source);
+inline constexpr std::int64_t tiktok_max_future_seconds = 600;
+
+// Why TikTok would not attribute the event because of its time, or nullopt.
+[[nodiscard]] std::optional<std::string> tiktok_event_time_problem(std::int64_t event_time,
+                                                                   const tiktok_destination& destination,
+                                                                   std::chrono::system_clock::time_point now);
+
+inline constexpr std::array<std::string_view, 9> tiktok_setting_keys{
     "access_token", "event_source", "event_source_id", "base_url", "test_event_code", "batch_size",
-    "default_phone_country_code", "lead_event_source"};
+    "default_phone_country_code", "lead_event_source", "max_event_age_days"};
 
 // One (key, problem) pair per problem; never echoes access_token.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> validate_tiktok_settings(
@@ -62,8 +76,13 @@ inline constexpr std::array<std::string_view, 8> tiktok_setting_keys{
 // One entry of "data" (see the top of this file). `lead` is sent for crm
 // destinations (lead_event_source always, lead_id when known) and for any event
 // with a lead_id; `page` when the event has event_source_url.
+// Unusable user values are added to `dropped`.
+[[nodiscard]] nlohmann::json tiktok_event_json(const outbound_event& event, const canonical_event& canonical,
+                                               const tiktok_destination& destination, dropped_fields& dropped);
 [[nodiscard]] nlohmann::json tiktok_event_json(const outbound_event& event, const canonical_event& canonical,
                                                const tiktok_destination& destination);
+// The match keys (match_keys.hpp) one entry of "data" carries.
+[[nodiscard]] std::vector<std::string> tiktok_match_keys(const nlohmann::json& event);
 
 // TikTok's response envelope {"code", "message", "request_id", "data"}.
 struct tiktok_response {
@@ -89,8 +108,8 @@ class tiktok_provider final : public provider {
   [[nodiscard]] std::string_view kind() const override { return "tiktok"; }
   [[nodiscard]] std::size_t max_batch_size() const override { return destination_.batch_size; }
   // Canonical parse errors; web destinations need event_source_url (page.url).
-  [[nodiscard]] std::optional<std::string> validate(const outbound_event& event,
-                                                    std::chrono::system_clock::time_point now) const override;
+  [[nodiscard]] preparation prepare(const outbound_event& event,
+                                    std::chrono::system_clock::time_point now) const override;
   // Throws std::invalid_argument for an event validate() would refuse.
   [[nodiscard]] http_request build_request(std::span<const outbound_event> events,
                                            std::chrono::system_clock::time_point now) const override;

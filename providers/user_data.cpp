@@ -4,186 +4,145 @@
 #include <chrono>
 
 #include "providers/crypto.hpp"
+#include "providers/iso3166.hpp"
+#include "providers/phone_numbers.hpp"
+#include "providers/unicode_text.hpp"
 
 namespace outbox::providers {
 namespace {
 
-struct decoded {
-  char32_t cp = 0;
-  std::size_t length = 1;
-  bool valid = false;
-};
-
-// One UTF-8 sequence at the start of `s` (non-empty). Invalid bytes come back
-// one at a time with valid = false so callers can copy them unchanged.
-decoded decode(std::string_view s) {
-  const auto b0 = static_cast<unsigned char>(s[0]);
-  if (b0 < 0x80) return {b0, 1, true};
-  std::size_t len = 0;
-  char32_t cp = 0;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    len = 2;
-    cp = b0 & 0x1F;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    len = 3;
-    cp = b0 & 0x0F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    len = 4;
-    cp = b0 & 0x07;
-  } else {
-    return {b0, 1, false};
-  }
-  if (s.size() < len) return {b0, 1, false};
-  for (std::size_t i = 1; i < len; ++i) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if ((b & 0xC0) != 0x80) return {b0, 1, false};
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  const bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-  if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {b0, 1, false};
-  return {cp, len, true};
-}
-
-void encode(char32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-char32_t lower(char32_t c) {
-  if (c >= 'A' && c <= 'Z') return c + 0x20;
-  if (c < 0xC0) return c;
-  // Latin-1 Supplement: À..Þ except × (U+00D7).
-  if (c <= 0xDE) return c == 0xD7 ? c : c + 0x20;
-  if (c < 0x100) return c;
-  // Latin Extended-A.
-  if (c == 0x130) return 'i';  // İ (simple case mapping)
-  if (c == 0x178) return 0xFF;  // Ÿ
-  if ((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177)) return (c % 2 == 0) ? c + 1 : c;
-  if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return (c % 2 == 1) ? c + 1 : c;
-  // Greek.
-  if (c == 0x386) return 0x3AC;
-  if (c >= 0x388 && c <= 0x38A) return c + 0x25;
-  if (c == 0x38C) return 0x3CC;
-  if (c == 0x38E || c == 0x38F) return c + 0x3F;
-  if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 0x20;
-  // Cyrillic.
-  if (c >= 0x400 && c <= 0x40F) return c + 0x50;
-  if (c >= 0x410 && c <= 0x42F) return c + 0x20;
-  return c;
-}
-
-bool is_space(char32_t c) {
-  return c == ' ' || (c >= 0x09 && c <= 0x0D) || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200B) ||
-         c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000 || c == 0xFEFF;
-}
-
-bool is_punctuation(char32_t c) {
-  if (c < 0x80) {
-    return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
-           (c >= 0x7B && c <= 0x7E);
-  }
-  return c == 0xA1 || c == 0xA7 || c == 0xAB || c == 0xB6 || c == 0xB7 || c == 0xBB || c == 0xBF ||
-         (c >= 0x2010 && c <= 0x2027) || (c >= 0x2030 && c <= 0x205E) || (c >= 0x3001 && c <= 0x3003);
-}
+using unicode::inner_blanks;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool all_digits(std::string_view s) { return std::all_of(s.begin(), s.end(), is_digit); }
+bool is_dash(char32_t cp) { return cp == '-'; }
 
-// Calls f(cp, bytes) per code point; invalid bytes come as cp = U+FFFD with their raw byte.
-template <class F>
-void for_each_code_point(std::string_view s, F&& f) {
-  while (!s.empty()) {
-    const decoded d = decode(s);
-    f(d.valid ? d.cp : char32_t{0xFFFD}, s.substr(0, d.length));
-    s.remove_prefix(d.length);
-  }
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty()) {
-    const decoded d = decode(s);
-    if (!d.valid || !is_space(d.cp)) break;
-    s.remove_prefix(d.length);
-  }
-  // Trailing blanks: ASCII and the multi-byte ones listed in is_space.
-  while (!s.empty()) {
-    std::size_t start = s.size() - 1;
-    while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80 && s.size() - start < 4) --start;
-    const decoded d = decode(s.substr(start));
-    if (!d.valid || start + d.length != s.size() || !is_space(d.cp)) break;
-    s.remove_suffix(d.length);
-  }
-  return s;
-}
-
-// Lower-cases and keeps only what `keep` accepts; `space_as` replaces a run of
-// blanks (0 drops blanks). Leading and trailing blanks are dropped.
-template <class Keep>
-std::string fold(std::string_view raw, Keep keep, char space_as) {
-  std::string out;
-  out.reserve(raw.size());
-  bool pending_space = false;
-  for_each_code_point(trim(raw), [&](char32_t cp, std::string_view bytes) {
-    if (is_space(cp)) {
-      pending_space = true;
-      return;
-    }
-    if (cp != 0xFFFD && !keep(cp)) return;
-    if (pending_space && space_as != 0 && !out.empty()) out.push_back(space_as);
-    pending_space = false;
-    if (cp == 0xFFFD) {
-      out.append(bytes);  // invalid byte (or a real U+FFFD): copied as is
-    } else {
-      encode(lower(cp), out);
-    }
-  });
-  return out;
-}
-
-std::optional<int> two_or_four_digits(std::string_view s) {
+int number(std::string_view digits) {
   int v = 0;
-  for (const char c : s) {
-    if (!is_digit(c)) return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
+  for (const char c : digits) v = v * 10 + (c - '0');
   return v;
 }
 
-std::string calling_code_digits(std::string_view code) {
-  code = trim(code);
-  if (!code.empty() && code.front() == '+') code.remove_prefix(1);
-  if (code.empty() || code.size() > 3 || code.front() == '0' || !std::all_of(code.begin(), code.end(), is_digit)) {
-    return {};
+// `v` (not negative) in decimal, zero-padded to `width` digits.
+std::string padded(int v, std::size_t width) {
+  std::string digits = std::to_string(v);
+  return std::string(digits.size() < width ? width - digits.size() : 0, '0') + digits;
+}
+
+normalize_result accepted(std::string value) { return {std::move(value), {}, {}}; }
+normalize_result rejected(std::string reason, std::string detail) {
+  return {std::nullopt, std::move(reason), std::move(detail)};
+}
+
+struct date_parts {
+  int year = 0;
+  int month = 0;
+  int day = 0;
+};
+
+// YYYYMMDD, YYYY-MM-DD, MM/DD/YYYY and M/D/YYYY (Meta's examples start from "2/16/1997").
+std::optional<date_parts> read_date(std::string_view s) {
+  if (s.size() == 8 && all_digits(s)) {
+    return date_parts{number(s.substr(0, 4)), number(s.substr(4, 2)), number(s.substr(6))};
   }
-  return std::string{code};
+  if (s.size() == 10 && s[4] == '-' && s[7] == '-') {
+    const auto y = s.substr(0, 4), m = s.substr(5, 2), d = s.substr(8);
+    if (all_digits(y) && all_digits(m) && all_digits(d)) return date_parts{number(y), number(m), number(d)};
+    return std::nullopt;
+  }
+  const auto first = s.find('/');
+  const auto second = first == std::string_view::npos ? first : s.find('/', first + 1);
+  if (second == std::string_view::npos) return std::nullopt;
+  const auto m = s.substr(0, first), d = s.substr(first + 1, second - first - 1), y = s.substr(second + 1);
+  const bool shaped = m.size() >= 1 && m.size() <= 2 && d.size() >= 1 && d.size() <= 2 && y.size() == 4;
+  if (!shaped || !all_digits(m) || !all_digits(d) || !all_digits(y)) return std::nullopt;
+  return date_parts{number(y), number(m), number(d)};
+}
+
+normalize_result date_of_birth(std::string_view raw) {
+  const std::string_view s = unicode::trim(raw);
+  const auto parts = read_date(s);
+  constexpr const char* formats = "not in a documented format (YYYYMMDD, YYYY-MM-DD, MM/DD/YYYY)";
+  if (!parts) return rejected("invalid_date", formats);
+  if (parts->month < 1 || parts->month > 12) {
+    // "31/01/1990": a day-first date. Reading it as MM/DD would be a guess.
+    if (s.find('/') != std::string_view::npos) return rejected("invalid_date", formats);
+    return rejected("invalid_date", "impossible date (no such month)");
+  }
+  using namespace std::chrono;
+  const year_month_day date{year{parts->year}, month{static_cast<unsigned>(parts->month)},
+                            day{static_cast<unsigned>(parts->day)}};
+  if (!date.ok()) return rejected("invalid_date", "impossible date (no such day in that month)");
+  if (parts->year < 1900) return rejected("invalid_date", "a year before 1900");
+  if (sys_days{date} > floor<days>(system_clock::now())) return rejected("invalid_date", "a date in the future");
+  return accepted(padded(parts->year, 4) + padded(parts->month, 2) + padded(parts->day, 2));
+}
+
+normalize_result email(std::string value) {
+  const auto at = value.find('@');
+  if (at == std::string::npos) return rejected("invalid_email", "no '@'");
+  if (value.find('@', at + 1) != std::string::npos) return rejected("invalid_email", "more than one '@'");
+  if (at == 0 || at + 1 == value.size()) return rejected("invalid_email", "nothing before or after the '@'");
+  return accepted(std::move(value));
+}
+
+normalize_result phone_field(std::string_view raw, phone_style style, const normalize_options& options) {
+  auto parsed = phone::to_e164(raw, options.region, options.default_calling_code);
+  if (!parsed.e164) return rejected("invalid_phone", std::move(parsed.detail));
+  if (style == phone_style::digits) parsed.e164->erase(0, 1);
+  return accepted(std::move(*parsed.e164));
+}
+
+normalize_result country(std::string_view raw) {
+  if (auto code = normalize_country(raw)) return accepted(std::move(*code));
+  return rejected("unknown_country", "not an ISO 3166-1 code or name, nor a known alias");
+}
+
+normalize_result state(std::string_view raw, const normalize_options& options) {
+  if (!options.region.empty()) {
+    if (auto code = iso3166::subdivision_code(options.region, raw)) return accepted(std::move(*code));
+  }
+  return accepted(normalize_state(raw));
+}
+
+normalize_result gender(std::string_view raw) {
+  if (auto g = normalize_gender(raw)) return accepted(std::move(*g));
+  return rejected("invalid_gender", "not f, m, female or male");
+}
+
+normalize_result by_rule(pii_field field, std::string_view raw, const normalize_options& options) {
+  switch (field) {
+    case pii_field::email:
+      return email(normalize_email(raw));
+    case pii_field::email_google:
+      return email(normalize_email_google(raw));
+    case pii_field::phone_digits:
+      return phone_field(raw, phone_style::digits, options);
+    case pii_field::phone_e164:
+      return phone_field(raw, phone_style::e164, options);
+    case pii_field::name:
+      return accepted(normalize_name(raw));
+    case pii_field::city:
+      return accepted(normalize_city(raw));
+    case pii_field::state:
+      return state(raw, options);
+    case pii_field::zip:
+      return accepted(normalize_zip(raw));
+    case pii_field::country:
+      return country(raw);
+    case pii_field::date_of_birth:
+      return date_of_birth(raw);
+    case pii_field::external_id:
+      return accepted(normalize_external_id(raw));
+    case pii_field::gender:
+      return gender(raw);
+  }
+  return rejected("empty", "unknown field");
 }
 
 }  // namespace
 
-std::string utf8_to_lower(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for_each_code_point(text, [&](char32_t cp, std::string_view bytes) {
-    if (cp == 0xFFFD) {
-      out.append(bytes);
-    } else {
-      encode(lower(cp), out);
-    }
-  });
-  return out;
-}
+std::string utf8_to_lower(std::string_view text) { return unicode::to_lower(text); }
 
 bool is_sha256_hex(std::string_view text) {
   return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
@@ -191,10 +150,11 @@ bool is_sha256_hex(std::string_view text) {
          });
 }
 
-std::string normalize_email(std::string_view raw) { return utf8_to_lower(trim(raw)); }
+std::string normalize_email(std::string_view raw) { return unicode::to_lower(unicode::trim(raw)); }
 
 std::string normalize_email_google(std::string_view raw) {
-  std::string email = normalize_email(raw);
+  // Google's formatting rules remove every blank, not only those at the ends.
+  std::string email = unicode::lower_filtered(raw, [](char32_t) { return false; }, inner_blanks::drop);
   const std::size_t at = email.rfind('@');
   if (at == std::string::npos) return email;
   const std::string_view domain = std::string_view{email}.substr(at + 1);
@@ -207,150 +167,74 @@ std::string normalize_email_google(std::string_view raw) {
 
 std::optional<std::string> normalize_phone(std::string_view raw, phone_style style,
                                            std::string_view default_calling_code) {
-  std::string text{trim(raw)};
-  // "+44 (0)20 ..." writes the national trunk zero in parentheses: not part of the number.
-  if (text.starts_with('+') || text.starts_with("00")) {
-    for (std::size_t at = text.find("(0)"); at != std::string::npos; at = text.find("(0)")) text.erase(at, 3);
-  }
-  std::string number;
-  for (const char c : text) {
-    if (c == ' ' || c == '\t' || c == '-' || c == '.' || c == '(' || c == ')' || c == '/') continue;
-    number.push_back(c);
-  }
-  bool international = false;
-  if (number.starts_with('+')) {
-    international = true;
-    number.erase(0, 1);
-  } else if (number.starts_with("00")) {
-    international = true;
-    number.erase(0, 2);
-  }
-  if (number.empty() || !std::all_of(number.begin(), number.end(), is_digit)) return std::nullopt;
-  if (!international) {
-    const std::string code = calling_code_digits(default_calling_code);
-    // "16505551212" with default code 1 already carries it: a national number
-    // starts with a trunk 0 or is too short to include the code in front.
-    const bool has_code =
-        !code.empty() && number.front() != '0' && number.starts_with(code) && number.size() >= code.size() + 9;
-    if (!code.empty() && !has_code) {
-      number.erase(0, number.find_first_not_of('0'));  // national trunk prefix
-      if (number.empty()) return std::nullopt;
-      number = code + number;
-    }
-  }
-  const std::size_t first = number.find_first_not_of('0');
-  if (first == std::string::npos) return std::nullopt;
-  number.erase(0, first);
-  if (number.size() < 7 || number.size() > 15) return std::nullopt;
-  return style == phone_style::e164 ? "+" + number : number;
+  normalize_options options;
+  options.default_calling_code = std::string{default_calling_code};
+  return phone_field(raw, style, options).value;
 }
 
 std::string normalize_name(std::string_view raw) {
-  return fold(raw, [](char32_t cp) { return !is_punctuation(cp); }, ' ');
+  return unicode::lower_filtered(raw, unicode::is_punctuation, inner_blanks::one_space);
 }
 
 std::string normalize_city(std::string_view raw) {
-  return fold(raw, [](char32_t cp) { return !is_punctuation(cp); }, 0);
+  return unicode::lower_filtered(raw, unicode::is_punctuation, inner_blanks::drop);
 }
 
 std::string normalize_state(std::string_view raw) {
-  return fold(raw, [](char32_t cp) { return !is_punctuation(cp); }, 0);
+  return unicode::lower_filtered(raw, unicode::is_punctuation, inner_blanks::drop);
 }
 
 std::string normalize_zip(std::string_view raw) {
-  const std::string_view s = trim(raw);
+  const std::string_view s = unicode::trim(raw);
   // US ZIP+4: "12345-6789", "12345 6789" or "123456789" -> "12345".
-  const bool us_plus4 =
-      (s.size() == 10 && (s[5] == '-' || s[5] == ' ') && std::all_of(s.begin(), s.begin() + 5, is_digit) &&
-       std::all_of(s.begin() + 6, s.end(), is_digit)) ||
-      (s.size() == 9 && std::all_of(s.begin(), s.end(), is_digit));
+  const bool us_plus4 = (s.size() == 10 && (s[5] == '-' || s[5] == ' ') && all_digits(s.substr(0, 5)) &&
+                         all_digits(s.substr(6))) ||
+                        (s.size() == 9 && all_digits(s));
   if (us_plus4) return std::string{s.substr(0, 5)};
-  return fold(s, [](char32_t cp) { return cp != '-'; }, 0);
+  return unicode::lower_filtered(s, is_dash, inner_blanks::drop);
 }
 
-std::optional<std::string> normalize_country(std::string_view raw) {
-  const std::string code = fold(raw, [](char32_t cp) { return !is_punctuation(cp); }, 0);
-  if (code.size() != 2 || !std::all_of(code.begin(), code.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
-    return std::nullopt;
-  }
-  return code;
+std::optional<std::string> normalize_country(std::string_view raw) { return iso3166::country_code(raw); }
+
+std::optional<std::string> normalize_date_of_birth(std::string_view raw) { return date_of_birth(raw).value; }
+
+std::optional<std::string> normalize_gender(std::string_view raw) {
+  // As Meta's SDK: letters only, then the one-letter form.
+  const std::string g = unicode::lower_filtered(raw, unicode::is_punctuation, inner_blanks::drop);
+  if (g == "f" || g == "female") return "f";
+  if (g == "m" || g == "male") return "m";
+  return std::nullopt;
 }
 
-std::optional<std::string> normalize_date_of_birth(std::string_view raw) {
-  const std::string_view s = trim(raw);
-  std::string compact;
-  if (s.size() == 10 && s[4] == '-' && s[7] == '-') {
-    compact = std::string{s.substr(0, 4)} + std::string{s.substr(5, 2)} + std::string{s.substr(8, 2)};
-  } else if (s.size() == 8) {
-    compact = std::string{s};
-  } else {
-    return std::nullopt;
-  }
-  const auto y = two_or_four_digits(std::string_view{compact}.substr(0, 4));
-  const auto m = two_or_four_digits(std::string_view{compact}.substr(4, 2));
-  const auto d = two_or_four_digits(std::string_view{compact}.substr(6, 2));
-  if (!y || !m || !d || *m < 1 || *m > 12 || *d < 1 || *d > 31) return std::nullopt;
-  const std::chrono::year_month_day date{std::chrono::year{*y}, std::chrono::month{static_cast<unsigned>(*m)},
-                                         std::chrono::day{static_cast<unsigned>(*d)}};
-  if (!date.ok()) return std::nullopt;
-  return compact;
+std::string normalize_external_id(std::string_view raw) { return std::string{unicode::trim(raw)}; }
+
+normalize_result normalize_field(pii_field field, std::string_view raw, const normalize_options& options) {
+  if (unicode::trim(raw).empty()) return rejected("empty", "blank");
+  normalize_result r = by_rule(field, raw, options);
+  if (r.value && r.value->empty()) return rejected("empty", "nothing left after normalization");
+  return r;
 }
 
-std::string normalize_external_id(std::string_view raw) { return std::string{trim(raw)}; }
-
-std::optional<std::string> normalize_pii(pii_field field, std::string_view raw, const normalize_options& options) {
-  std::optional<std::string> out;
-  switch (field) {
-    case pii_field::email:
-      out = normalize_email(raw);
-      break;
-    case pii_field::email_google:
-      out = normalize_email_google(raw);
-      break;
-    case pii_field::phone_digits:
-      out = normalize_phone(raw, phone_style::digits, options.default_calling_code);
-      break;
-    case pii_field::phone_e164:
-      out = normalize_phone(raw, phone_style::e164, options.default_calling_code);
-      break;
-    case pii_field::name:
-      out = normalize_name(raw);
-      break;
-    case pii_field::city:
-      out = normalize_city(raw);
-      break;
-    case pii_field::state:
-      out = normalize_state(raw);
-      break;
-    case pii_field::zip:
-      out = normalize_zip(raw);
-      break;
-    case pii_field::country:
-      out = normalize_country(raw);
-      break;
-    case pii_field::date_of_birth:
-      out = normalize_date_of_birth(raw);
-      break;
-    case pii_field::external_id:
-      out = normalize_external_id(raw);
-      break;
-  }
-  if (out && out->empty()) out.reset();
-  return out;
-}
-
-std::optional<std::string> hash_pii(pii_field field, std::string_view raw, const normalize_options& options) {
-  const std::string_view trimmed = trim(raw);
+normalize_result hash_field(pii_field field, std::string_view raw, const normalize_options& options) {
+  const std::string_view trimmed = unicode::trim(raw);
   if (is_sha256_hex(trimmed)) {
     std::string hashed{trimmed};
     for (char& c : hashed) {
       if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
     }
-    return hashed;
+    return accepted(std::move(hashed));
   }
-  const auto normalized = normalize_pii(field, raw, options);
-  if (!normalized) return std::nullopt;
-  return sha256_hex(*normalized);
+  normalize_result r = normalize_field(field, raw, options);
+  if (r.value) r.value = sha256_hex(*r.value);
+  return r;
+}
+
+std::optional<std::string> normalize_pii(pii_field field, std::string_view raw, const normalize_options& options) {
+  return normalize_field(field, raw, options).value;
+}
+
+std::optional<std::string> hash_pii(pii_field field, std::string_view raw, const normalize_options& options) {
+  return hash_field(field, raw, options).value;
 }
 
 }  // namespace outbox::providers

@@ -54,8 +54,11 @@ webhook_provider::webhook_provider(webhook_destination destination) : destinatio
   }
 }
 
-std::optional<std::string> webhook_provider::validate(const outbound_event& event,
-                                                      std::chrono::system_clock::time_point /*now*/) const {
+preparation webhook_provider::prepare(const outbound_event& event, std::chrono::system_clock::time_point /*now*/) const {
+  return preparation{check(event), {}, {}, nullptr};
+}
+
+std::optional<std::string> webhook_provider::check(const outbound_event& event) {
   const std::string_view key = event.idempotency_key;
   if (key.empty()) return "idempotency key is empty";
   // The key is a header value and part of the signed content, where '.' separates fields.

@@ -46,8 +46,8 @@ class webhook_provider final : public provider {
 
   [[nodiscard]] std::string_view kind() const override { return "webhook"; }
   [[nodiscard]] std::size_t max_batch_size() const override { return 1; }
-  [[nodiscard]] std::optional<std::string> validate(const outbound_event& event,
-                                                    std::chrono::system_clock::time_point now) const override;
+  [[nodiscard]] preparation prepare(const outbound_event& event,
+                                    std::chrono::system_clock::time_point now) const override;
   // The body is payload_text (the row's jsonb text as PostgreSQL prints it) or,
   // for an event built in code, payload.dump(); either way every attempt sends
   // byte-identical content. Only the timestamp and signature change per attempt.
@@ -57,6 +57,8 @@ class webhook_provider final : public provider {
                                        const http_result& result) const override;
 
  private:
+  // Why the event cannot go as a webhook (key unusable in a header, payload not an object).
+  [[nodiscard]] static std::optional<std::string> check(const outbound_event& event);
   webhook_destination destination_;
   std::optional<hmac_sha256_signer> signer_;  // empty: no secret configured
 };

@@ -8,9 +8,20 @@ packages=(
   libpq-dev libboost1.81-dev libssl-dev nlohmann-json3-dev doctest-dev
   postgresql-15 postgresql-contrib ca-certificates openssl
   python3 python3-django python3-psycopg2
+  # User data normalization (docs/normalization.md):
+  # ICU: Unicode case mapping as JavaScript's toLowerCase does it, blanks and punctuation.
+  libicu-dev
+  # ISO 3166-1/-2 country and subdivision tables, compiled into the binary at build time.
+  iso-codes
+  # libphonenumber: the library itself, and what its headers include (protobuf, abseil).
+  # Its headers come from libphonenumber-dev, unpacked below, not installed (see there).
+  libphonenumber8 libprotobuf-dev libabsl-dev
   # The fuzz build (docs/testing.md): Debian's clang and its runtimes, libFuzzer included.
   clang-14 libclang-rt-14-dev
 )
+
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -19,9 +30,29 @@ done
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# libphonenumber's headers. Debian 12's libphonenumber-dev depends on
+# libboost-thread-dev, i.e. Boost 1.74, which conflicts with libboost1.81-dev:
+# installing it removes Boost 1.81 and breaks the build. The library is built
+# without Boost (its headers pick the POSIX singleton and lock unless
+# I18N_PHONENUMBERS_USE_BOOST is defined), so only the headers are needed: the
+# exact version of the installed libphonenumber8 is downloaded with apt and its
+# usr/include/phonenumbers unpacked under /usr/local/include (CMake links
+# libphonenumber.so.8 directly; see CMakeLists.txt).
+phonenumber_version=$(dpkg-query -W -f='${Version}' libphonenumber8)
+phonenumber_headers=/usr/local/include/phonenumbers
+if [ "$(cat "$phonenumber_headers/.debian-version" 2>/dev/null)" != "$phonenumber_version" ]; then
+  echo "setup: unpacking the headers of libphonenumber-dev $phonenumber_version into $phonenumber_headers"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  (cd "$work" && { apt-get download -qq "libphonenumber-dev=$phonenumber_version" 2>/dev/null ||
+                   { "${sudo_cmd[@]}" apt-get update -qq && apt-get download -qq "libphonenumber-dev=$phonenumber_version"; }; })
+  dpkg-deb -x "$work"/libphonenumber-dev_*.deb "$work/root"
+  "${sudo_cmd[@]}" rm -rf "$phonenumber_headers"
+  "${sudo_cmd[@]}" cp -r "$work/root/usr/include/phonenumbers" "$phonenumber_headers"
+  echo "$phonenumber_version" | "${sudo_cmd[@]}" tee "$phonenumber_headers/.debian-version" >/dev/null
 fi
 echo "setup: dependencies present"

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 using namespace outbox::providers;
 using nlohmann::json;
@@ -13,6 +14,22 @@ canonical_event parsed(const json& payload) {
   auto result = parse_canonical_event(payload);
   if (const auto* e = std::get_if<field_error>(&result)) FAIL("unexpected error: " << e->message());
   return std::get<canonical_event>(result);
+}
+
+using strings = std::vector<std::string>;
+
+// The reasons of the fields dropped while parsing, as "field: reason".
+strings drops(const json& payload) {
+  strings out;
+  for (const auto& d : parsed(payload).dropped) out.push_back(d.field + ": " + d.reason);
+  return out;
+}
+
+// The detail of the only field dropped.
+std::string drop_detail(const json& payload) {
+  const auto e = parsed(payload);
+  REQUIRE(e.dropped.size() == 1);
+  return e.dropped.front().field + ": " + e.dropped.front().detail;
 }
 
 std::string error_of(const json& payload) {
@@ -42,16 +59,17 @@ TEST_CASE("canonical event: a full payload") {
   CHECK(e.order_id == "A-17");
   CHECK(e.action_source == "website");
   CHECK(e.event_source_url == "https://example.com/form");
-  CHECK(e.email == "Mary@Example.com");  // trimmed only; normalization is per provider
-  CHECK(e.phone == "+1 650 555 1212");
-  CHECK(e.first_name == "Mary");
-  CHECK(e.last_name == "Smith");
-  CHECK(e.city == "Menlo Park");
-  CHECK(e.state == "CA");
-  CHECK(e.zip == "94025");
-  CHECK(e.country == "US");
-  CHECK(e.date_of_birth == "1990-05-26");
-  CHECK(e.external_id == "crm-42");
+  CHECK(e.email == strings{"Mary@Example.com"});  // trimmed only; normalization is per provider
+  CHECK(e.phone == strings{"+1 650 555 1212"});
+  CHECK(e.first_name == strings{"Mary"});
+  CHECK(e.last_name == strings{"Smith"});
+  CHECK(e.city == strings{"Menlo Park"});
+  CHECK(e.state == strings{"CA"});
+  CHECK(e.zip == strings{"94025"});
+  CHECK(e.country == strings{"US"});
+  CHECK(e.date_of_birth == strings{"1990-05-26"});
+  CHECK(e.external_id == strings{"crm-42"});
+  CHECK(e.dropped.empty());
   CHECK(e.client_ip == "203.0.113.7");
   CHECK(e.user_agent == "Mozilla/5.0");
   CHECK(e.fbc == "fb.1.1554763741205.AbCd");
@@ -75,7 +93,7 @@ TEST_CASE("canonical event: minimal payload and defaults") {
   CHECK(e.action_source == "system_generated");
   CHECK_FALSE(e.value.has_value());
   CHECK_FALSE(e.currency.has_value());
-  CHECK_FALSE(e.email.has_value());
+  CHECK(e.email.empty());
   CHECK_FALSE(e.consent.ad_user_data.has_value());
   CHECK(e.extra == json::object());
   CHECK(e.extra_for("meta") == nullptr);
@@ -90,10 +108,36 @@ TEST_CASE("canonical event: null, empty and blank values are absent; unknown key
                              {"consent", nullptr},
                              {"extra", nullptr},
                              {"brand_new_field", {1, 2}}});
-  CHECK_FALSE(e.email.has_value());
-  CHECK_FALSE(e.phone.has_value());
-  CHECK_FALSE(e.city.has_value());
+  CHECK(e.email.empty());
+  CHECK(e.phone.empty());
+  CHECK(e.city.empty());
   CHECK_FALSE(e.currency.has_value());
+  CHECK(e.dropped.empty());  // absent is not dropped
+}
+
+TEST_CASE("canonical event: user fields take lists; exact repeats removed; at most ten values") {
+  const auto e = parsed(json{{"event_time", 1700000000},
+                             {"email", {"a@x.com", " b@y.com ", "a@x.com", "", nullptr}},
+                             {"phone", {"+33 6 12 34 56 78", 16505551212LL}},
+                             {"gender", "F"}});
+  CHECK(e.email == strings{"a@x.com", "b@y.com"});
+  CHECK(e.phone == strings{"+33 6 12 34 56 78", "16505551212"});
+  CHECK(e.gender == strings{"F"});
+  CHECK(e.dropped.empty());
+
+  json many = json::array();
+  for (int i = 0; i < 12; ++i) many.push_back("user" + std::to_string(i) + "@x.com");
+  const auto capped = parsed(json{{"event_time", 1700000000}, {"email", many}});
+  CHECK(capped.email.size() == canonical_max_values);
+  CHECK(drops(json{{"event_time", 1700000000}, {"email", many}}) == strings{"email: too_many_values"});
+  // An entry of the wrong type is dropped; the other values stay.
+  const json mixed{{"event_time", 1700000000}, {"email", {"a@x.com", {{"x", 1}}, true}}};
+  CHECK(parsed(mixed).email == strings{"a@x.com"});
+  CHECK(drops(mixed) == strings{"email: wrong_type", "email: wrong_type"});
+  // Single-value fields take the first of a list.
+  const json ids{{"event_time", 1700000000}, {"fbc", {"fb.1.1.a", "fb.1.1.b"}}};
+  CHECK(parsed(ids).fbc == "fb.1.1.a");
+  CHECK(drops(ids) == strings{"fbc: single_value"});
 }
 
 TEST_CASE("canonical event: event_time forms") {
@@ -133,49 +177,52 @@ TEST_CASE("parse_rfc3339 and format_rfc3339_utc") {
   CHECK(format_rfc3339_utc(1709210096) == "2024-02-29T12:34:56Z");
 }
 
-TEST_CASE("canonical event: value and currency") {
+TEST_CASE("canonical event: value and currency; unusable ones are dropped, not fatal") {
   CHECK(parsed(json{{"event_time", 1700000000}, {"value", 10}}).value == 10.0);
   CHECK(parsed(json{{"event_time", 1700000000}, {"value", "19.99"}}).value == 19.99);  // Django Decimal
   CHECK(parsed(json{{"event_time", 1700000000}, {"currency", "eur"}}).currency == "EUR");
   CHECK(parsed(json{{"event_time", 1700000000}, {"currency", " usd "}}).currency == "USD");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"currency", "euro"}}) ==
-        "currency: must be a 3-letter ISO 4217 code, got 'euro'");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"currency", "€"}}).starts_with("currency: must be a 3-letter"));
-  CHECK(error_of(json{{"event_time", 1700000000}, {"currency", 978}}) ==
+  const json euro{{"event_time", 1700000000}, {"currency", "euro"}};
+  CHECK_FALSE(parsed(euro).currency.has_value());
+  CHECK(drop_detail(euro) == "currency: must be a 3-letter ISO 4217 code, got 'euro'");
+  CHECK(drops(json{{"event_time", 1700000000}, {"currency", "€"}}) == strings{"currency: invalid_currency"});
+  CHECK(drop_detail(json{{"event_time", 1700000000}, {"currency", 978}}) ==
         "currency: must be a 3-letter ISO 4217 code, got a number");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"value", "12,50"}}) == "value: must be a number, got '12,50'");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"value", true}}) == "value: must be a number, got a boolean");
+  CHECK(drop_detail(json{{"event_time", 1700000000}, {"value", "12,50"}}) == "value: must be a number, got '12,50'");
+  CHECK(drops(json{{"event_time", 1700000000}, {"value", true}}) == strings{"value: invalid_value"});
 }
 
 TEST_CASE("canonical event: field types") {
   CHECK(parsed(json{{"event_time", 1700000000}, {"order_id", 17}}).order_id == "17");
   CHECK(parsed(json{{"event_time", 1700000000}, {"lead_id", 1234567890123456LL}}).lead_id == "1234567890123456");
-  CHECK(parsed(json{{"event_time", 1700000000}, {"phone", 16505551212LL}}).phone == "16505551212");
-  CHECK(parsed(json{{"event_time", 1700000000}, {"external_id", 42}}).external_id == "42");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"email", 5}}) == "email: must be a string, got a number");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"zip", 2134}}) == "zip: must be a string, got a number");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"order_id", {{"a", 1}}}}) ==
+  CHECK(parsed(json{{"event_time", 1700000000}, {"phone", 16505551212LL}}).phone == strings{"16505551212"});
+  CHECK(parsed(json{{"event_time", 1700000000}, {"external_id", 42}}).external_id == strings{"42"});
+  CHECK(parsed(json{{"event_time", 1700000000}, {"zip", 2134}}).zip == strings{"2134"});
+  CHECK(drop_detail(json{{"event_time", 1700000000}, {"email", 5}}) == "email: must be a string, got a number");
+  CHECK(drop_detail(json{{"event_time", 1700000000}, {"order_id", {{"a", 1}}}}) ==
         "order_id: must be a string or an integer, got an object");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"fbc", json::array()}}) == "fbc: must be a string, got an array");
+  CHECK(parsed(json{{"event_time", 1700000000}, {"fbc", json::array()}}).fbc == std::nullopt);
 }
 
 TEST_CASE("canonical event: action_source and event_source_url") {
   CHECK(parsed(json{{"event_time", 1700000000}, {"action_source", "physical_store"}}).action_source ==
         "physical_store");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"action_source", "crm"}}).starts_with(
-      "action_source: must be one of email, website, app,"));
-  CHECK(error_of(json{{"event_time", 1700000000}, {"action_source", "crm"}}).ends_with(", got 'crm'"));
-  CHECK(error_of(json{{"event_time", 1700000000}, {"event_source_url", "example.com/form"}}) ==
-        "event_source_url: must be an http:// or https:// URL, got 'example.com/form'");
+  const json crm{{"event_time", 1700000000}, {"action_source", "crm"}};
+  CHECK(parsed(crm).action_source == "system_generated");
+  CHECK(drops(crm) == strings{"action_source: unknown_action_source"});
+  CHECK(drop_detail(crm).starts_with("action_source: must be one of email, website, app,"));
+  const json url{{"event_time", 1700000000}, {"event_source_url", "example.com/form"}};
+  CHECK_FALSE(parsed(url).event_source_url.has_value());
+  CHECK(drop_detail(url) == "event_source_url: must be an http:// or https:// URL, got 'example.com/form'");
 }
 
-TEST_CASE("canonical event: date_of_birth") {
-  CHECK(parsed(json{{"event_time", 1700000000}, {"date_of_birth", "2000-02-29"}}).date_of_birth == "2000-02-29");
-  const std::string hashed(64, 'a');
-  CHECK(parsed(json{{"event_time", 1700000000}, {"date_of_birth", hashed}}).date_of_birth == hashed);
-  CHECK(error_of(json{{"event_time", 1700000000}, {"date_of_birth", "26/05/1990"}}) ==
-        "date_of_birth: must be a date as YYYY-MM-DD, got '26/05/1990'");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"date_of_birth", "1990-02-30"}}).starts_with("date_of_birth:"));
+TEST_CASE("canonical event: date_of_birth is only type-checked (each provider normalizes it)") {
+  for (const char* dob : {"2000-02-29", "19900131", "2/16/1997", "1990-02-30"}) {
+    const auto e = parsed(json{{"event_time", 1700000000}, {"date_of_birth", dob}});
+    CHECK(e.date_of_birth == strings{dob});
+    CHECK(e.dropped.empty());
+  }
+  CHECK(parsed(json{{"event_time", 1700000000}, {"date_of_birth", 19900131}}).date_of_birth == strings{"19900131"});
 }
 
 TEST_CASE("canonical event: consent") {
@@ -184,16 +231,20 @@ TEST_CASE("canonical event: consent") {
   CHECK_FALSE(e.consent.ad_personalization.has_value());
   CHECK(to_string(consent_value::granted) == "GRANTED");
   CHECK(to_string(consent_value::denied) == "DENIED");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"consent", {{"ad_personalization", "yes"}}}}) ==
-        "consent.ad_personalization: must be GRANTED or DENIED, got 'yes'");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"consent", "GRANTED"}}) ==
+  const json yes{{"event_time", 1700000000}, {"consent", {{"ad_personalization", "yes"}}}};
+  CHECK_FALSE(parsed(yes).consent.ad_personalization.has_value());
+  CHECK(drop_detail(yes) == "consent.ad_personalization: must be GRANTED or DENIED, got 'yes'");
+  CHECK(drop_detail(json{{"event_time", 1700000000}, {"consent", "GRANTED"}}) ==
         "consent: must be an object, got a string");
 }
 
 TEST_CASE("canonical event: extra") {
-  CHECK(error_of(json{{"event_time", 1700000000}, {"extra", {1}}}) == "extra: must be an object, got an array");
-  CHECK(error_of(json{{"event_time", 1700000000}, {"extra", {{"meta", "x"}}}}) ==
-        "extra.meta: must be an object, got a string");
+  const json list{{"event_time", 1700000000}, {"extra", {1}}};
+  CHECK(parsed(list).extra == json::object());
+  CHECK(drop_detail(list) == "extra: must be an object, got an array");
+  const json meta{{"event_time", 1700000000}, {"extra", {{"meta", "x"}, {"tiktok", {{"a", 1}}}}}};
+  CHECK(drop_detail(meta) == "extra.meta: must be an object, got a string");
+  CHECK(parsed(meta).extra == json{{"tiktok", {{"a", 1}}}});
   // Unknown provider keys are kept but not checked.
   const auto e = parsed(json{{"event_time", 1700000000}, {"extra", {{"snapchat", 3}}}});
   CHECK(e.extra == json{{"snapchat", 3}});

@@ -290,7 +290,10 @@ TEST_CASE("google_ads validate: what makes a row dead before any request, naming
   CHECK(problem({{"event_time", 1}, {"email", "   "}}).starts_with("gclid:"));
   CHECK(problem({{"gclid", "G"}}).starts_with("event_time:"));
   CHECK(problem({{"gclid", "G"}, {"event_time", "yesterday"}}).starts_with("event_time:"));
-  CHECK(problem({{"gclid", "G"}, {"event_time", 1}, {"currency", "euro"}}).starts_with("currency:"));
+  CHECK(problem({{"gclid", "G"}, {"event_time", 1}, {"currency", "euro"}}).empty());  // dropped, not fatal
   CHECK(problem({{"gclid", "G"}, {"event_time", 1}, {"value", -5}}).starts_with("value:"));
-  CHECK(problem({{"gclid", "G"}, {"event_time", 1}, {"extra", {{"google_ads", "text"}}}}).starts_with("extra"));
+  CHECK(problem({{"gclid", "G"}, {"event_time", 1}, {"extra", {{"google_ads", "text"}}}}).empty());
+  const auto dropped = p.prepare(event("k", {{"gclid", "G"}, {"event_time", 1}, {"currency", "euro"}}), now).dropped;
+  REQUIRE(dropped.size() == 1);
+  CHECK(dropped.front().text() == "currency: invalid_currency (must be a 3-letter ISO 4217 code, got 'euro')");
 }

@@ -168,7 +168,10 @@ TEST_CASE("google_data_manager validate") {
   CHECK(problem(json{{"event_time", 1}, {"email", "a@b.example"}}).empty());
   CHECK(problem(json{{"event_time", 1}}).starts_with("gclid:"));
   CHECK(problem(json{{"gclid", "G"}}).starts_with("event_time:"));
-  CHECK(problem(json{{"event_time", 1}, {"gclid", "G"}, {"consent", {{"ad_user_data", "maybe"}}}}).starts_with("consent"));
+  CHECK(problem(json{{"event_time", 1}, {"gclid", "G"}, {"consent", {{"ad_user_data", "maybe"}}}}).empty());
+  // An address alone is an identifier: given name, family name and country.
+  CHECK(problem(json{{"event_time", 1}, {"first_name", "Ana"}, {"last_name", "Lima"}, {"country", "Brazil"}}).empty());
+  CHECK(problem(json{{"event_time", 1}, {"first_name", "Ana"}, {"country", "BR"}}).starts_with("gclid:"));
 }
 
 TEST_CASE("google_data_manager classification") {

@@ -14,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
+#include "providers/crypto.hpp"
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/fake_meta.hpp"
 
@@ -125,9 +126,9 @@ TEST_CASE("meta: a batch with one bad row is split; the good rows are delivered,
   for (std::size_t i = 1; i < requests.size(); ++i) CHECK(requests[i].event_ids.size() == 1);
   for (const auto& r : requests) {
     CHECK(r.test_event_code == "TEST123");
-    CHECK_FALSE(r.token_in_url);
+    CHECK(r.token_in_url);  // where Meta's reference puts it
   }
-  CHECK(h.server.requests().front().target == "/v25.0/1234567890/events");
+  CHECK(h.server.requests().front().target.starts_with("/v26.0/1234567890/events?access_token="));
 
   CHECK(meta.times_accepted(column_of(h, good1, "idempotency_key")) == 1);
   CHECK(meta.times_accepted(column_of(h, good2, "idempotency_key")) == 1);
@@ -158,12 +159,36 @@ TEST_CASE("meta: an event older than 7 days is dead without any request") {
   meta.install(h.server);
   h.start();
   const auto old = h.enqueue(201, "Lead", lead_payload(unix_now() - 8 * 86400 - 60, "order-old"), "meta");
-  const auto bad_currency = h.enqueue(202, "Lead", R"({"event_time": 1767225600, "currency": "euro"})", "meta");
   REQUIRE(h.wait_state(old, "dead"));
-  REQUIRE(h.wait_state(bad_currency, "dead"));
   CHECK(column_of(h, old, "last_error") == "event_time is 8 days old; Meta rejects events older than 7 days");
-  CHECK(column_of(h, bad_currency, "last_error") == "currency: must be a 3-letter ISO 4217 code, got 'euro'");
   CHECK(h.server.request_count() == 0);
+  h.stop();
+}
+
+TEST_CASE("meta: a row with unusable fields is sent without them; the attempts log says which and why") {
+  engine_harness h(meta_env());
+  const fake_meta meta;
+  meta.install(h.server);
+  h.start();
+  const json payload{{"event_time", unix_now() - 60}, {"currency", "euro"}, {"value", 10},
+                     {"email", {"Ana@Example.com", "ana@example.com ", "second@example.com"}},
+                     {"phone", "call me"}, {"date_of_birth", "1990-02-30"}, {"first_name", "NGUYỄN"}};
+  const auto id = h.enqueue(202, "Lead", payload.dump(), "meta");
+  REQUIRE(h.wait_state(id, "sent"));
+  const auto e = meta.accepted_events().front();
+  CHECK_FALSE(e["custom_data"].contains("currency"));
+  CHECK(e["custom_data"]["value"] == 10);
+  CHECK(e["user_data"]["em"].size() == 2);  // "Ana@Example.com" and "ana@example.com " are one email
+  CHECK_FALSE(e["user_data"].contains("ph"));
+  CHECK_FALSE(e["user_data"].contains("db"));
+  CHECK(e["user_data"]["fn"] == json::array({outbox::providers::sha256_hex("nguyễn")}));
+  auto r = h.db.query("SELECT array_to_string(dropped_fields, '|'), array_to_string(match_keys, ',') "
+                      "FROM event_delivery_attempt WHERE delivery_id = $1", {std::to_string(id)});
+  REQUIRE(r.rows() == 1);
+  CHECK(std::string(r.text(0, 0)) ==
+        "currency: invalid_currency (must be a 3-letter ISO 4217 code, got 'euro')|"
+        "phone: invalid_phone (not a phone number)|date_of_birth: invalid_date (impossible date (no such day in that month))");
+  CHECK(std::string(r.text(0, 1)) == "email");
   h.stop();
 }
 

@@ -91,11 +91,12 @@ TEST_CASE("meta: golden request with every canonical field") {
   REQUIRE_FALSE(p.validate(e, now).has_value());
   const auto request = p.build_request(std::span{&e, 1}, now);
   CHECK(request.method == "POST");
-  CHECK(request.url == "https://graph.facebook.com/v25.0/1234567890/events");  // no token in the URL
+  // The token and proof where Meta's reference puts them: the query string.
+  CHECK(request.url ==
+        "https://graph.facebook.com/v26.0/1234567890/events?access_token=EAAB-test-token"
+        "&appsecret_proof=92bc3a24652404524b039b32899ecad82b7b603cf9552dda1881574018c85be8");
   CHECK(request.headers == header_list{{"content-type", "application/json"}});
   const json expected = json::parse(R"({
-    "access_token": "EAAB-test-token",
-    "appsecret_proof": "92bc3a24652404524b039b32899ecad82b7b603cf9552dda1881574018c85be8",
     "test_event_code": "TEST123",
     "data": [{
       "event_name": "Lead",
@@ -147,9 +148,8 @@ TEST_CASE("meta: golden request for a minimal website batch") {
       event(json{{"event_time", "2026-01-01T00:00:00Z"}, {"lead_id", "L-9"}}, "k2", "Lead")};
   for (const auto& e : events) REQUIRE_FALSE(p.validate(e, now).has_value());
   const auto request = p.build_request(events, now);
-  CHECK(request.url == "https://localhost:8443/v24.0/1234567890/events");
+  CHECK(request.url == "https://localhost:8443/v24.0/1234567890/events?access_token=EAAB-test-token");
   CHECK(json::parse(request.body) == json::parse(R"({
-    "access_token": "EAAB-test-token",
     "data": [
       {"event_name": "CompleteRegistration", "event_time": 1767225600, "event_id": "k1",
        "action_source": "website", "event_source_url": "https://example.com/signup",
@@ -163,13 +163,20 @@ TEST_CASE("meta: golden request for a minimal website batch") {
 
 TEST_CASE("meta: unusable user values are left out, not fatal") {
   const meta_provider p{destination()};
-  const auto e = event(json{{"event_time", an_hour_ago}, {"phone", "call me"}, {"country", "USA"}, {"email", "a@b.c"}});
-  REQUIRE_FALSE(p.validate(e, now).has_value());
+  const auto e = event(json{{"event_time", an_hour_ago}, {"phone", "call me"}, {"country", "Atlantis"},
+                            {"email", "a@b.c"}, {"date_of_birth", "1990-02-30"}});
+  const auto prepared = p.prepare(e, now);
+  REQUIRE_FALSE(prepared.error.has_value());
   const auto body = json::parse(p.build_request(std::span{&e, 1}, now).body);
   const auto& user = body["data"][0]["user_data"];
   CHECK(user.contains("em"));
   CHECK_FALSE(user.contains("ph"));
   CHECK_FALSE(user.contains("country"));
+  CHECK_FALSE(user.contains("db"));
+  std::vector<std::string> fields;
+  for (const auto& d : prepared.dropped) fields.push_back(d.field + ": " + d.reason);
+  CHECK(fields == std::vector<std::string>{"phone: invalid_phone", "date_of_birth: invalid_date", "country: unknown_country"});
+  CHECK(prepared.match_keys == std::vector<std::string>{"email"});
 }
 
 TEST_CASE("meta: appsecret_proof is hex HMAC-SHA256(app_secret, access_token)") {
@@ -183,8 +190,10 @@ TEST_CASE("meta: appsecret_proof is hex HMAC-SHA256(app_secret, access_token)") 
 TEST_CASE("meta: validate") {
   const meta_provider p{destination()};
   CHECK(p.validate(event(json{{"currency", "EUR"}}), now) == "event_time: missing");
-  CHECK(p.validate(event(json{{"event_time", an_hour_ago}, {"currency", "euro"}}), now) ==
-        "currency: must be a 3-letter ISO 4217 code, got 'euro'");
+  CHECK_FALSE(p.validate(event(json{{"event_time", an_hour_ago}, {"currency", "euro"}}), now).has_value());  // dropped
+  CHECK(p.validate(event(minimal(1767229200 + 11 * 60)), now).value_or("").starts_with(
+      "event_time is 11 minutes in the future"));
+  CHECK_FALSE(p.validate(event(minimal(1767229200 + 9 * 60)), now).has_value());  // clock skew allowance
 
   const std::int64_t now_s = 1767229200;
   CHECK_FALSE(p.validate(event(minimal(now_s - 7 * 86400)), now).has_value());
@@ -427,7 +436,7 @@ TEST_CASE("meta: settings validation") {
 
 TEST_CASE("meta: make_meta_destination defaults and parsing") {
   const auto d = make_meta_destination({{"pixel_id", "123"}, {"access_token", "t"}});
-  CHECK(d.api_version == "v25.0");
+  CHECK(d.api_version == "v26.0");
   CHECK(d.base_url == "https://graph.facebook.com");
   CHECK(d.batch_size == 500);
   CHECK_FALSE(d.hold_reclaimed);

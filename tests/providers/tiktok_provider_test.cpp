@@ -127,8 +127,7 @@ TEST_CASE("tiktok: a minimal web batch") {
       {"event": "ViewContent", "event_time": 1767225600, "event_id": "k1", "user": {},
        "page": {"url": "https://example.com/a"}},
       {"event": "Lead", "event_time": 1767225601, "event_id": "k2", "user": {},
-       "page": {"url": "https://example.com/b"},
-       "lead": {"lead_id": "L1", "lead_event_source": "outbox-dispatcher"}}
+       "page": {"url": "https://example.com/b"}}
     ]
   })"));
 }
@@ -136,14 +135,52 @@ TEST_CASE("tiktok: a minimal web batch") {
 TEST_CASE("tiktok: validate") {
   const tiktok_provider crm{destination()};
   CHECK(crm.validate(event(json::object()), now) == "event_time: missing");
-  CHECK(crm.validate(event(json{{"event_time", 1767225600}, {"currency", "euro"}}), now) ==
-        "currency: must be a 3-letter ISO 4217 code, got 'euro'");
+  CHECK_FALSE(crm.validate(event(json{{"event_time", 1767225600}, {"currency", "euro"}}), now).has_value());  // dropped
   CHECK_FALSE(crm.validate(event(json{{"event_time", 1767225600}}), now).has_value());
   auto d = destination();
   d.event_source = "web";
   const tiktok_provider web{d};
   CHECK(web.validate(event(json{{"event_time", 1767225600}}), now) ==
         "event_source_url: required by TikTok for web events (page.url)");
+}
+
+TEST_CASE("tiktok: the acceptance window per event source, in both directions") {
+  const std::int64_t now_s = 1767229200;
+  const auto at = [](std::int64_t t) { return event(json{{"event_time", t}, {"event_source_url", "https://e.x/"}}); };
+  const tiktok_provider crm{destination()};  // crm: 28 days
+  CHECK_FALSE(crm.validate(at(now_s - 28 * 86400), now).has_value());
+  CHECK(crm.validate(at(now_s - 29 * 86400), now) ==
+        "event_time is 29 days old; TikTok takes crm events up to 28 days old (max_event_age_days)");
+  CHECK(crm.validate(at(now_s - 400 * 86400), now).has_value());  // the 400-day-old event of the report
+  CHECK(crm.validate(at(now_s + 3600), now) ==
+        "event_time is 60 minutes in the future; check the CRM's clock and time zone");
+  CHECK_FALSE(crm.validate(at(now_s + 300), now).has_value());
+
+  auto settings = std::map<std::string, std::string>{{"access_token", "t"}, {"event_source", "web"},
+                                                     {"event_source_id", "PIX"}};
+  const tiktok_provider web{make_tiktok_destination(settings)};  // web: 7 days
+  CHECK_FALSE(web.validate(at(now_s - 7 * 86400), now).has_value());
+  CHECK(web.validate(at(now_s - 8 * 86400), now).value_or("").starts_with("event_time is 8 days old"));
+  settings["max_event_age_days"] = "2";
+  CHECK(tiktok_provider{make_tiktok_destination(settings)}.validate(at(now_s - 3 * 86400), now).has_value());
+  settings["max_event_age_days"] = "365";
+  CHECK(validate_tiktok_settings(settings).size() == 1);
+}
+
+TEST_CASE("tiktok: test_event_code at the top level; the lead object for CRM sources only") {
+  // test_event_code goes at the top level, beside event_source, as TikTok's own template sends it.
+  auto with_code = destination();
+  with_code.test_event_code = "TEST1";
+  const auto sample = event(json{{"event_time", 1767225600}});
+  const auto coded = json::parse(tiktok_provider{with_code}.build_request(std::span{&sample, 1}, now).body);
+  CHECK(coded["test_event_code"] == "TEST1");
+  CHECK_FALSE(coded["data"][0].contains("test_event_code"));
+
+  const tiktok_provider crm{destination()};
+  const tiktok_provider& p = crm;
+  const auto e = event(json{{"event_time", 1767225600}, {"lead_id", "7061234567890"}}, "k", "Qualified");
+  const auto body = json::parse(p.build_request(std::span{&e, 1}, now).body);
+  CHECK(body["data"][0]["lead"] == json{{"lead_id", "7061234567890"}, {"lead_event_source", "outbox-dispatcher"}});
   const auto bad = event(json{{"value", 1}});
   CHECK_THROWS_AS((void)crm.build_request(std::span{&bad, 1}, now), std::invalid_argument);
 }

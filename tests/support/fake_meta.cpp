@@ -92,6 +92,29 @@ struct fake_meta::state {
     return plan;
   }
 
+  // `name` from the query string (percent-decoded), else from the JSON body.
+  static std::string graph_param(const std::string& target, const json& body, const std::string& name) {
+    const std::size_t q = target.find('?');
+    if (q != std::string::npos) {
+      const std::string query = "&" + target.substr(q + 1);
+      if (const std::size_t at = query.find("&" + name + "="); at != std::string::npos) {
+        const std::size_t start = at + name.size() + 2;
+        const std::string raw = query.substr(start, query.find('&', start) - start);
+        std::string out;
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+          if (raw[i] == '%' && i + 2 < raw.size()) {
+            out.push_back(static_cast<char>(std::stoi(raw.substr(i + 1, 2), nullptr, 16)));
+            i += 2;
+          } else {
+            out.push_back(raw[i] == '+' ? ' ' : raw[i]);
+          }
+        }
+        return out;
+      }
+    }
+    return body.contains(name) && body[name].is_string() ? body[name].get<std::string>() : std::string{};
+  }
+
   response_plan decide(const recorded_request& req, fake_meta_request& seen) {
     const std::string target = req.target;
     const std::size_t q = target.find('?');
@@ -119,9 +142,8 @@ struct fake_meta::state {
     if (body.contains("test_event_code") && body["test_event_code"].is_string()) {
       seen.test_event_code = body["test_event_code"].get<std::string>();
     }
-    const auto token = body.contains("access_token") && body["access_token"].is_string()
-                           ? body["access_token"].get<std::string>()
-                           : std::string{};
+    // Graph reads a parameter from the query string or the body, as its reference allows.
+    const auto token = graph_param(target, body, "access_token");
     if (token.empty()) {
       seen.error_code = 104;
       return graph_error(400, 104, "An access token is required to request this resource.");
@@ -132,9 +154,7 @@ struct fake_meta::state {
     }
     if (!o.app_secret.empty()) {
       const auto expected = providers::hex_encode(providers::hmac_sha256(o.app_secret, token));
-      const auto proof = body.contains("appsecret_proof") && body["appsecret_proof"].is_string()
-                             ? body["appsecret_proof"].get<std::string>()
-                             : std::string{};
+      const auto proof = graph_param(target, body, "appsecret_proof");
       if (proof.empty()) {
         seen.error_code = 100;
         return graph_error(400, 100, "API calls from the server require an appsecret_proof argument", std::nullopt,

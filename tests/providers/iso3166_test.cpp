@@ -1,0 +1,116 @@
+#include "providers/iso3166.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "providers/user_data.hpp"
+
+using namespace outbox::providers;
+
+TEST_CASE("iso3166: the tables generated from iso-codes are complete") {
+  CHECK(iso3166::countries().size() >= 249);
+  CHECK(iso3166::subdivisions().size() >= 5000);
+  CHECK_FALSE(iso3166::data_version().empty());
+  bool us = false;
+  for (const auto& c : iso3166::countries()) {
+    if (c.alpha2 != "US") continue;
+    us = c.alpha3 == "USA" && c.name == "United States" && c.official_name == "United States of America";
+  }
+  CHECK(us);
+}
+
+TEST_CASE("iso3166: countries by code, name, official name, common name and alias") {
+  const auto country = [](std::string_view raw) { return normalize_pii(pii_field::country, raw).value_or("none"); };
+  CHECK(country("US") == "us");
+  CHECK(country("us") == "us");
+  CHECK(country("USA") == "us");
+  CHECK(country("U.S.") == "us");
+  CHECK(country("U.S.A.") == "us");
+  CHECK(country("United States") == "us");
+  CHECK(country("united states of america") == "us");
+  CHECK(country("  UNITED  STATES ") == "us");
+  CHECK(country("gbr") == "gb");
+  CHECK(country("United Kingdom") == "gb");
+  CHECK(country("Germany") == "de");
+  CHECK(country("DEU") == "de");
+  CHECK(country("Côte d’Ivoire") == "ci");
+  CHECK(country("COTE D'IVOIRE") == "ci");  // accents and punctuation do not matter
+  CHECK(country("Türkiye") == "tr");
+  CHECK(country("Viet Nam") == "vn");
+  CHECK(country("Vietnam") == "vn");       // common_name
+  CHECK(country("South Korea") == "kr");   // common_name
+  CHECK(country("Korea, Republic of") == "kr");
+  CHECK(country("Czech Republic") == "cz");  // official_name
+  CHECK(country("ＵＳ") == "us");            // fullwidth
+}
+
+TEST_CASE("iso3166: the documented aliases") {
+  for (const auto* uk : {"UK", "uk", "Great Britain", "Britain", "England", "Scotland", "Wales", "Northern Ireland"}) {
+    CAPTURE(uk);
+    CHECK(normalize_pii(pii_field::country, uk) == "gb");
+  }
+  CHECK(normalize_pii(pii_field::country, "Russia") == "ru");
+  CHECK(normalize_pii(pii_field::country, "Turkey") == "tr");
+  CHECK(normalize_pii(pii_field::country, "Ivory Coast") == "ci");
+  CHECK(normalize_pii(pii_field::country, "Holland") == "nl");
+  for (const auto& alias : iso3166::country_aliases()) {
+    CAPTURE(alias.name);
+    bool known = false;
+    for (const auto& c : iso3166::countries()) known = known || c.alpha2 == alias.alpha2;
+    CHECK(known);
+  }
+  CHECK(hash_pii(pii_field::country, "UK") == "0b407281768f0e833afef47ed464b6571d01ca4d53c12ce5c51d1462f4ad6677");
+}
+
+TEST_CASE("iso3166: unknown countries are left out") {
+  for (const auto* raw : {"Narnia", "1x", "Deutschland", "Korea", "America", "XX", "-"}) {
+    CAPTURE(raw);
+    const auto r = normalize_field(pii_field::country, raw);
+    CHECK_FALSE(r.ok());
+    CHECK(r.reason == "unknown_country");
+  }
+  CHECK(normalize_field(pii_field::country, " ").reason == "empty");
+}
+
+TEST_CASE("iso3166: states with the row's country map to their ISO 3166-2 code part") {
+  const auto state = [](std::string_view raw, std::string_view country) {
+    return normalize_pii(pii_field::state, raw, {"", std::string{country}}).value_or("none");
+  };
+  CHECK(state("California", "us") == "ca");
+  CHECK(state("CALIFORNIA", "us") == "ca");
+  CHECK(state("CA", "us") == "ca");
+  CHECK(state("US-CA", "us") == "ca");
+  CHECK(state("New York", "us") == "ny");
+  CHECK(state("N.Y.", "us") == "ny");
+  CHECK(state("District of Columbia", "us") == "dc");
+  CHECK(state("Bayern", "de") == "by");
+  CHECK(state("BY", "de") == "by");
+  CHECK(state("Baden-Württemberg", "de") == "bw");
+  CHECK(state("Baden-Wurttemberg", "de") == "bw");
+  CHECK(state("Quebec", "ca") == "qc");
+  CHECK(state("England", "gb") == "eng");
+  CHECK(state("Gerona", "es") == "gi");  // the second name of "Girona [Gerona]"
+  CHECK(state("Girona", "es") == "gi");
+  CHECK(state("Sofia (stolitsa)", "bg") == "22");
+  CHECK(state("Sofia", "bg") == "23");   // a subdivision's own name beats a part of another's
+  CHECK(state("Dhaka", "bd") == "c");    // the division, not its district of the same name
+  CHECK(hash_pii(pii_field::state, "California", {"", "us"}) ==
+        "6959097001d10501ac7d54c0bdb8db61420f658f2922cc26e46d536119a31126");
+  CHECK(hash_pii(pii_field::state, "Bayern", {"", "de"}) ==
+        "a7e2d26e8d15814dd9c6a1bdc90585c8d0a3170dfffeb21fc42986683113041b");
+}
+
+TEST_CASE("iso3166: states without a country, or not found, are normalized as before") {
+  const auto state = [](std::string_view raw, std::string_view country) {
+    return normalize_pii(pii_field::state, raw, {"", std::string{country}}).value_or("none");
+  };
+  CHECK(state("California", "") == "california");
+  CHECK(state("Bayern", "us") == "bayern");
+  CHECK(state("Bayern", "") == "bayern");
+  CHECK(state("Nowhere Land", "de") == "nowhereland");
+  CHECK(state("N.Y.", "") == "ny");
+  CHECK(state("Île-de-France", "zz") == "îledefrance");
+  CHECK(iso3166::subdivision_code("usa", "California") == std::nullopt);
+  CHECK(iso3166::subdivision_code("US", "California") == "ca");
+}
