@@ -293,7 +293,9 @@ asio::awaitable<void> async_import_batch(connection& conn, const ledger_import_r
 // switch finds its row. Accounts staying on the Ads API pass
 // --ledger google_events_sent=google_ads.
 std::vector<ledger_mapping> default_ledger_mappings() {
-  return {{"capi_events_sent", "meta"}, {"tiktok_events_sent", "tiktok"}, {"google_events_sent", "google_data_manager"}};
+  return {{"capi_events_sent", "meta"},
+          {"tiktok_events_sent", "tiktok"},
+          {"google_events_sent", "google_data_manager"}};
 }
 
 bool is_valid_identifier(std::string_view name) {

@@ -26,7 +26,7 @@ struct ledger_mapping {
   std::string provider;  // e.g. meta
 };
 
-// capi_events_sent=meta, tiktok_events_sent=tiktok, google_events_sent=google_ads.
+// capi_events_sent=meta, tiktok_events_sent=tiktok, google_events_sent=google_data_manager.
 [[nodiscard]] std::vector<ledger_mapping> default_ledger_mappings();
 
 struct ledger_import_progress {

@@ -75,12 +75,23 @@ wake AS (SELECT pg_notify('outbox_event_delivery', '') WHERE EXISTS (SELECT 1 FR
 SELECT upd.* FROM upd LEFT JOIN wake ON true ORDER BY id)sql";
 }
 
+// An attempt's provider_request_id is the provider's id for the request that
+// carried it; its processing result is the provider_request row of that id
+// for the row's provider and destination (null until one is recorded).
 constexpr const char* inspect_sql = R"sql(
 SELECT json_build_object(
   'row', (SELECT to_jsonb(d) - 'lease_token' FROM event_delivery d WHERE id = $1),
   'attempts', (SELECT coalesce(json_agg(a ORDER BY a.id), '[]') FROM (
-      SELECT id, attempt, started_at, duration_ms, outcome, http_status, error, response_excerpt, lease_owner
-      FROM event_delivery_attempt WHERE delivery_id = $1) a))::text)sql";
+      SELECT a.id, a.attempt, a.started_at, a.duration_ms, a.outcome, a.http_status, a.error, a.response_excerpt,
+             a.lease_owner, a.note, a.dropped_fields, a.match_keys, a.provider_request_id,
+             (SELECT json_build_object('status', r.status, 'detail', r.detail, 'row_count', r.row_count,
+                                       'accepted_at', r.accepted_at, 'checks', r.checks, 'checked_at', r.checked_at,
+                                       'next_check_at', r.next_check_at)
+              FROM provider_request r
+              WHERE r.provider = d.provider AND r.destination = d.destination
+                AND r.request_id = a.provider_request_id) AS provider_request
+      FROM event_delivery_attempt a JOIN event_delivery d ON d.id = a.delivery_id
+      WHERE a.delivery_id = $1) a))::text)sql";
 
 constexpr const char* prune_count_sql = R"sql(
 SELECT count(*) FROM event_delivery WHERE state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second')sql";
@@ -94,6 +105,12 @@ gone AS (DELETE FROM event_delivery d USING victims v WHERE d.id = v.id RETURNIN
 archived AS (INSERT INTO event_delivery_archive SELECT gone.* FROM gone WHERE $3::boolean),
 attempts AS (DELETE FROM event_delivery_attempt a USING gone WHERE a.delivery_id = gone.id)
 SELECT count(*) FROM gone)sql";
+
+// Processing results of requests accepted before the period (one row per request,
+// not per event); requests still waiting for a final status stay.
+constexpr const char* prune_requests_sql = R"sql(
+DELETE FROM provider_request
+WHERE accepted_at < now() - $1::bigint * interval '1 second' AND status NOT IN ('PENDING', 'PROCESSING'))sql";
 
 constexpr const char* list_pauses_sql = R"sql(
 SELECT provider, destination, reason, paused_at::text, coalesce(paused_by, '')
@@ -175,6 +192,8 @@ asio::awaitable<std::int64_t> async_prune(connection& conn, const prune_request&
     total += n;
     if (n < req.batch) break;
   }
+  params args{age};
+  (void)co_await conn.async_query(prune_requests_sql, std::move(args), statement_timeout);
   co_return total;
 }
 

@@ -51,7 +51,10 @@ struct requeued_row {
 [[nodiscard]] asio::awaitable<std::vector<requeued_row>> async_requeue(connection& conn, const requeue_filter& f,
                                                                        std::string actor);
 
-// `inspect`: the row and its attempts log; null when the id does not exist.
+// `inspect`: the row and its attempts log; null when the id does not exist. Each
+// attempt has its dropped_fields, match_keys, provider_request_id and, joined on
+// (provider, destination, request id), provider_request {status, detail, row_count,
+// accepted_at, checks, checked_at, next_check_at} or null.
 [[nodiscard]] asio::awaitable<nlohmann::json> async_inspect(connection& conn, std::int64_t id);
 
 struct prune_request {
@@ -61,7 +64,9 @@ struct prune_request {
   bool dry_run = false;
 };
 
-// Deletes (or archives) sent rows older than the period, batch by batch; returns the count.
+// Deletes (or archives) sent rows older than the period, batch by batch, and the
+// final processing results (provider_request) of requests accepted before it;
+// returns the count of rows.
 [[nodiscard]] asio::awaitable<std::int64_t> async_prune(connection& conn, const prune_request& req);
 
 struct destination_pause {

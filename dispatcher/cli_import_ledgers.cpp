@@ -36,7 +36,10 @@ options:
   --id-column NAME          its integer id column, becomes lead_project_id (default id)
   --ledger COLUMN=PROVIDER  a json/jsonb ledger column and its provider; repeatable;
                             giving any replaces the defaults capi_events_sent=meta,
-                            tiktok_events_sent=tiktok, google_events_sent=google_ads
+                            tiktok_events_sent=tiktok and
+                            google_events_sent=google_data_manager (Google's path for
+                            new setups); an account staying on the Google Ads API
+                            gives all three, the last as google_events_sent=google_ads
   --destination NAME        destination of the imported rows (default: default)
   --batch-size N            leads per transaction, 1..100000 (default 1000)
   --dry-run                 count what would be imported; change nothing

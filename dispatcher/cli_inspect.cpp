@@ -13,7 +13,10 @@ namespace {
 constexpr const char* help = R"(usage: dispatcher inspect ID [--json]
 
 Shows one event_delivery row (state, attempts, schedule, lease, last error,
-provider response, payload) and its attempts log, oldest first.
+provider response, payload) and its attempts log, oldest first: per attempt
+its error, response, the fields the provider left out (dropped: field:
+reason, detail), the match keys it carried and, for a request the provider
+processes later, that request's id and the result the provider reported.
 Exit code 1 when no row has that id.
 )";
 
@@ -31,6 +34,36 @@ std::string text(const nlohmann::json& v) {
   return json_text(v);
 }
 
+// "SUCCESS (checked T, 10 ingested)" for the provider_request row of an attempt's request.
+std::string request_result(const nlohmann::json& r) {
+  if (r.is_null()) return "(no result recorded)";
+  std::string out = text(r["status"]) + " (";
+  if (r["checked_at"].is_null()) {
+    out += "not checked yet, first check " + text(r["next_check_at"]);
+  } else {
+    out += "checked " + text(r["checked_at"]);
+  }
+  if (!r["detail"].is_null() && !r["detail"].get<std::string>().empty()) out += ", " + text(r["detail"]);
+  return out + ")";
+}
+
+// What the attempt knew about the conversion: fields left out, match keys, the provider's later verdict.
+void print_conversion_facts(const nlohmann::json& a) {
+  if (const auto it = a.find("note"); it != a.end() && !it->is_null()) std::cout << "      note: " << text(*it) << "\n";
+  if (const auto it = a.find("dropped_fields"); it != a.end() && it->is_array()) {
+    for (const auto& d : *it) std::cout << "      dropped: " << text(d) << "\n";
+  }
+  if (const auto it = a.find("match_keys"); it != a.end() && it->is_array() && !it->empty()) {
+    std::string keys;
+    for (const auto& k : *it) keys += (keys.empty() ? "" : ", ") + text(k);
+    std::cout << "      match keys: " << keys << "\n";
+  }
+  if (const auto it = a.find("provider_request_id"); it != a.end() && !it->is_null()) {
+    const auto result = request_result(a.value("provider_request", nlohmann::json{}));
+    std::cout << "      provider request: " << text(*it) << " " << result << "\n";
+  }
+}
+
 void print_row(const nlohmann::json& doc) {
   const auto& row = doc["row"];
   for (const char* key : {"id", "lead_project_id", "provider", "destination", "event_name", "idempotency_key",
@@ -46,6 +79,7 @@ void print_row(const nlohmann::json& doc) {
               << text(a["lease_owner"]) << "\n";
     if (!a["error"].is_null()) std::cout << "      error: " << text(a["error"]) << "\n";
     if (!a["response_excerpt"].is_null()) std::cout << "      response: " << text(a["response_excerpt"]) << "\n";
+    print_conversion_facts(a);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "dispatcher/cli.hpp"
 #include "dispatcher/config.hpp"
 #include "dispatcher/engine.hpp"
+#include "providers/user_data.hpp"
 #include "dispatcher/metrics_server.hpp"
 
 namespace outbox::cli {
@@ -140,6 +141,10 @@ int run_command(std::span<const std::string> args) {
   const config& cfg = *loaded;
   logger log(cfg.min_log_level);
 
+  // Builds the ISO 3166 match indexes (0.1-0.3 s of ICU work) now, before the
+  // event loop runs, instead of on the loop at the first country in a row.
+  (void)providers::normalize_pii(providers::pii_field::country, "United States");
+  (void)providers::normalize_pii(providers::pii_field::state, "California", {"", "us"});
   asio::io_context io(1);
   preflight(io, cfg, migrate, log);
   return run_engine(io, cfg, log);

@@ -1,12 +1,16 @@
 // `dispatcher status`: what on-call looks at first.
+#include <algorithm>
+#include <array>
 #include <iomanip>
 #include <iostream>
 
+#include "db/conversion_report_store.hpp"
 #include "db/operations_store.hpp"
 #include "dispatcher/cli.hpp"
 #include "dispatcher/cli_args.hpp"
 #include "dispatcher/config.hpp"
 #include "dispatcher/terminal_text.hpp"
+#include "providers/match_keys.hpp"
 
 namespace outbox::cli {
 namespace {
@@ -17,7 +21,15 @@ Counts of rows by state and by provider/destination (pending, due now,
 sending, dead, held), the oldest due row and its age, rows in `sending` whose
 lease expired (a dead dispatcher: `dispatcher sweep`), dead rows in the last
 24 h, and paused destinations. `sent` is an estimate from table statistics.
+Then, per provider/destination, the conversions: match-key coverage (share of
+the delivered attempts of the last 24 h carrying each key), fields dropped from
+them by field:reason (top 5), and the requests the provider accepted in the
+last 7 days by processing status (rows), with the latest failed one.
 )";
+
+// The order provider_request statuses are printed in (sql/0005_conversion_facts.sql).
+constexpr std::array<const char*, 6> request_statuses{"PENDING", "PROCESSING", "SUCCESS",
+                                                      "PARTIAL_SUCCESS", "FAILURE", "UNKNOWN"};
 
 long long count(const nlohmann::json& j, const char* key) { return j.contains(key) ? j[key].get<long long>() : 0; }
 
@@ -26,6 +38,74 @@ std::string text(const nlohmann::json& j, const char* key, const char* missing =
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return missing;
   return terminal_text(it->is_string() ? it->get<std::string>() : it->dump());
+}
+
+// "92%": share of the delivered attempts carrying a key. Rounded down, so 100%
+// means every one; "<1%" keeps a rare key from reading as absent.
+std::string share(long long n, long long total) {
+  if (n == 0 || total == 0) return "0%";
+  const long long percent = n * 100 / total;
+  return percent == 0 ? "<1%" : std::to_string(percent) + "%";
+}
+
+void print_match_keys(const nlohmann::json& d) {
+  const auto delivered = count(d, "delivered");
+  std::string line;
+  bool any = false;
+  for (const auto& k : d["match_keys"]) {
+    const auto n = count(k, "attempts");
+    any = any || n > 0;
+    line += (line.empty() ? "" : ", ") + text(k, "key") + " " + share(n, delivered);
+  }
+  std::cout << "    match keys: " << (any ? line : "none on any delivered attempt") << "\n";
+}
+
+void print_dropped(const nlohmann::json& d) {
+  const auto total = count(d, "dropped_total");
+  if (total == 0) {
+    std::cout << "    dropped fields: none\n";
+    return;
+  }
+  std::string line;
+  for (const auto& f : d["dropped"]) {
+    line += (line.empty() ? "" : ", ") + text(f, "field") + ":" + text(f, "reason") + " " +
+            std::to_string(count(f, "count"));
+  }
+  std::cout << "    dropped fields: " << total << " in all; " << line << "\n";
+}
+
+void print_requests(const nlohmann::json& r) {
+  std::string line;
+  for (const char* status : request_statuses) {
+    const auto it = r["by_status"].find(status);
+    const long long rows = it == r["by_status"].end() ? 0 : count(*it, "rows");
+    line += (line.empty() ? "" : ", ") + std::string(status) + " " + std::to_string(rows);
+  }
+  std::cout << "    provider requests, last 7 days (rows): " << line << "\n";
+  const auto& p = r["last_problem"];
+  if (p.is_null()) return;
+  std::cout << "      latest " << text(p, "status") << ": request " << text(p, "request_id") << ", "
+            << count(p, "row_count") << " rows, checked " << text(p, "checked_at", "never") << ": "
+            << text(p, "detail", "-") << "\n";
+}
+
+void print_conversions(const nlohmann::json& conversions) {
+  if (conversions.empty()) {
+    std::cout << "\nconversions: no delivered attempts in the last 24 h, no provider requests in the last 7 days\n";
+    return;
+  }
+  std::cout << "\nconversions (delivered attempts of the last 24 h):\n";
+  for (const auto& d : conversions) {
+    std::cout << "  " << text(d, "provider") << "/" << text(d, "destination") << ": ";
+    if (count(d, "delivered") == 0) {
+      std::cout << "no delivered attempts\n";
+    } else {
+      std::cout << count(d, "delivered") << " delivered\n";
+      print_match_keys(d);
+      print_dropped(d);
+    }
+    if (!d["provider_requests"].is_null()) print_requests(d["provider_requests"]);
+  }
 }
 
 void print_text(const nlohmann::json& s) {
@@ -43,11 +123,17 @@ void print_text(const nlohmann::json& s) {
   std::cout << "expired leases: " << s["expired_leases"] << (s["expired_leases"] > 0 ? "  -> dispatcher sweep" : "")
             << "\ndead in the last 24 h: " << s["dead_last_24h"] << "\n";
   if (!s["by_destination"].empty()) {
-    std::cout << "\n" << std::left << std::setw(14) << "provider" << std::setw(16) << "destination" << std::right
+    // Columns as wide as their longest name ("google_data_manager"), plus a gap.
+    int pw = 12, dw = 14;
+    for (const auto& d : s["by_destination"]) {
+      pw = std::max(pw, static_cast<int>(text(d, "provider").size()) + 2);
+      dw = std::max(dw, static_cast<int>(text(d, "destination").size()) + 2);
+    }
+    std::cout << "\n" << std::left << std::setw(pw) << "provider" << std::setw(dw) << "destination" << std::right
               << std::setw(9) << "pending" << std::setw(8) << "due" << std::setw(9) << "sending" << std::setw(8)
               << "dead" << std::setw(8) << "held" << "\n";
     for (const auto& d : s["by_destination"]) {
-      std::cout << std::left << std::setw(14) << text(d, "provider") << std::setw(16) << text(d, "destination")
+      std::cout << std::left << std::setw(pw) << text(d, "provider") << std::setw(dw) << text(d, "destination")
                 << std::right << std::setw(9) << count(d, "pending") << std::setw(8)
                 << count(d, "due") << std::setw(9) << count(d, "sending") << std::setw(8) << count(d, "dead")
                 << std::setw(8) << count(d, "held")
@@ -63,6 +149,7 @@ void print_text(const nlohmann::json& s) {
                 << "  by " << text(p, "paused_by", "?") << ": " << text(p, "reason") << "\n";
     }
   }
+  print_conversions(s.value("conversions", nlohmann::json::array()));
 }
 
 }  // namespace
@@ -83,7 +170,9 @@ int status_command(std::span<const std::string> args) {
     return exit_usage;
   }
   return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    const auto s = co_await db::async_status(conn);
+    auto s = co_await db::async_status(conn);
+    const std::vector<std::string> keys(providers::match_key::all.begin(), providers::match_key::all.end());
+    s["conversions"] = co_await db::async_conversion_report(conn, keys);
     if (json) {
       std::cout << s.dump(2) << "\n";
     } else {

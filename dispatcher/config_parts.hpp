@@ -45,7 +45,7 @@ inline constexpr std::string_view dest_prefix = "OUTBOX_DEST__";
 inline constexpr std::string_view dest_pattern = "OUTBOX_DEST__<PROVIDER>__<DESTINATION>__<KEY>";
 
 // Every global setting, in describe() order.
-inline constexpr std::array<std::string_view, 25> global_settings{
+inline constexpr std::array<std::string_view, 26> global_settings{
     "DATABASE_URL",
     "OUTBOX_INSTANCE_NAME",
     "OUTBOX_WAKE_MODE",
@@ -61,6 +61,7 @@ inline constexpr std::array<std::string_view, 25> global_settings{
     "OUTBOX_REQUEST_TIMEOUT_MS",
     "OUTBOX_CONNECT_TIMEOUT_MS",
     "OUTBOX_SWEEP_INTERVAL_SECONDS",
+    "OUTBOX_STATUS_POLL_SECONDS",
     "OUTBOX_SHUTDOWN_GRACE_SECONDS",
     "OUTBOX_LISTEN_HEARTBEAT_SECONDS",
     "OUTBOX_BACKOFF_BASE_SECONDS",

@@ -1,6 +1,8 @@
 // The demo's stand-ins for the providers, over real HTTPS with a throwaway CA:
-// Meta Conversions API, TikTok Events API 2.0, Google Ads API (with its OAuth2
-// token endpoint) and a webhook receiver, each on its own port. Meta, TikTok and
+// Meta Conversions API, TikTok Events API 2.0, Google's Data Manager API (with
+// its OAuth2 token endpoint; the default Google path, since the Google Ads API
+// refuses click-conversion uploads from new integrations) and a webhook
+// receiver, each on its own port. Meta, TikTok and
 // Google answer through the fakes the tests use (tests/support/fake_*.hpp), which
 // check requests the way the real APIs do; the webhook receiver checks the
 // Standard Webhooks signature. TikTok is "down" for its first two requests
@@ -99,18 +101,20 @@ std::string tiktok_event(const json& e) {
                  {"value", money(at(p, "value"), at(p, "currency"))}});
 }
 
-std::string google_conversion(const json& c) {
-  std::string email, phone;
-  for (const auto& id : at(c, "userIdentifiers")) {
-    if (id.contains("hashedEmail")) email = prefix(id["hashedEmail"]);
-    if (id.contains("hashedPhoneNumber")) phone = prefix(id["hashedPhoneNumber"]);
+// One Data Manager event: its dedup id, click id, hashed identifiers, value.
+std::string google_event(const json& e) {
+  std::string email, phone, address;
+  for (const auto& id : at(at(e, "userData"), "userIdentifiers")) {
+    if (id.contains("emailAddress")) email = prefix(id["emailAddress"]);
+    if (id.contains("phoneNumber")) phone = prefix(id["phoneNumber"]);
+    if (id.contains("address")) address = "hashed names, " + prefix(at(id["address"], "regionCode"));
   }
-  return fields({{"orderId", prefix(at(c, "orderId"), 13)},
-                 {"gclid", prefix(at(c, "gclid"), 18)},
-                 {"hashedEmail", email},
-                 {"hashedPhone", phone},
-                 {"value", money(at(c, "conversionValue"), at(c, "currencyCode"))},
-                 {"at", prefix(at(c, "conversionDateTime"), 25)}});
+  return fields({{"transactionId", prefix(at(e, "transactionId"), 13)},
+                 {"gclid", prefix(at(at(e, "adIdentifiers"), "gclid"), 18)},
+                 {"emailAddress", email},
+                 {"phoneNumber", phone},
+                 {"address", address},
+                 {"value", money(at(e, "conversionValue"), at(e, "currency"))}});
 }
 
 // What each provider received: per provider, each request's lines by request number.
@@ -222,7 +226,7 @@ int main(int argc, char** argv) {
     return answer;
   });
 
-  // Google: OAuth2 token endpoint and the Ads API on one server of its own.
+  // Google: OAuth2 token endpoint and the Data Manager API on one server of its own.
   fake_google google(ca);
 
   // Webhook: any 2xx is delivery; check the signature the dispatcher computed.
@@ -269,22 +273,22 @@ int main(int argc, char** argv) {
     google_lines.push_back("token: " + t.method + " /token " + grant + " (client id and secret, refresh token)");
   }
   std::set<std::string> accepted;
-  for (const auto& c : google.uploaded_conversions()) accepted.insert(c.value("orderId", ""));
+  for (const auto& e : google.ingested_events()) accepted.insert(e.value("transactionId", ""));
   int n = 0;
-  for (const auto& r : google.ads_requests()) {
+  for (const auto& r : google.data_manager_requests()) {
     const json body = json::parse(r.body, nullptr, false);
-    const json& conversions = at(body, "conversions");
+    const json& events = at(body, "events");
     const bool bearer = r.header("authorization").value_or("").starts_with("Bearer ");
-    google_lines.push_back("#" + std::to_string(++n) + " POST " + r.target + "  " + std::to_string(conversions.size()) +
-                           " conversion(s), partialFailure " + at(body, "partialFailure").dump() + ", " +
+    google_lines.push_back("#" + std::to_string(++n) + " POST " + r.target + "  " + std::to_string(events.size()) +
+                           " event(s), encoding " + prefix(at(body, "encoding")) + ", " +
                            (bearer ? "Bearer token" : "no token"));
-    for (const auto& c : conversions) {
-      google_lines.push_back(std::string(accepted.contains(c.value("orderId", "")) ? "     " : "     (refused) ") +
-                             google_conversion(c));
+    for (const auto& e : events) {
+      google_lines.push_back(std::string(accepted.contains(e.value("transactionId", "")) ? "     " : "     (refused) ") +
+                             google_event(e));
     }
   }
-  print_section("google    OAuth2 token endpoint + Google Ads API uploadClickConversions (" + std::to_string(n) +
-                    " request(s), " + std::to_string(accepted.size()) + " conversion(s) accepted)",
+  print_section("google    OAuth2 token endpoint + Data Manager API events:ingest (" + std::to_string(n) +
+                    " request(s), " + std::to_string(accepted.size()) + " event(s) accepted)",
                 google_lines);
   print_section("webhook   Standard Webhooks receiver (" + std::to_string(log.requests("webhook")) + " request(s))",
                 log.lines("webhook"));

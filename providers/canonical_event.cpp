@@ -351,7 +351,8 @@ void parse_origin(reader& r, canonical_event& e) {
   e.event_source_url = r.text("event_source_url");
   if (e.event_source_url && !e.event_source_url->starts_with("https://") &&
       !e.event_source_url->starts_with("http://")) {
-    r.drop("event_source_url", "invalid_url", "must be an http:// or https:// URL, got " + quote_value(*e.event_source_url));
+    // Not quoted: a page URL's query string may carry personal data.
+    r.drop("event_source_url", "invalid_url", "must be an http:// or https:// URL");
     e.event_source_url.reset();
   }
 }

@@ -51,7 +51,7 @@ json google_ads_conversion(const google_event& e, const outbound_event& event, c
   json identifiers = json::array();
   for (const auto& h : e.hashed_emails) identifiers.push_back({{"hashedEmail", h}});
   for (const auto& h : e.hashed_phones) identifiers.push_back({{"hashedPhoneNumber", h}});
-  while (identifiers.size() > 5) identifiers.erase(identifiers.size() - 1);  // Google takes at most 5
+  while (identifiers.size() > google_ads_max_user_identifiers) identifiers.erase(identifiers.size() - 1);
   if (!identifiers.empty()) c["userIdentifiers"] = std::move(identifiers);
   // Click conversions take ad_user_data only: Google documents ad_personalization for
   // OfflineUserDataJobService and UserDataService alone.
@@ -116,7 +116,6 @@ preparation google_ads_provider::prepare(const outbound_event& event, system_clo
   }
   auto& e = std::get<google_event>(read);
   out.dropped = std::move(e.dropped);
-  e.address.reset();  // click conversions take emails and phones only
   if (!e.has_click_id() && !e.has_user_identifiers()) {
     out.error = "gclid: a Google Ads click conversion needs gclid, gbraid or wbraid, or an email or phone that can "
                 "be hashed (enhanced conversions for leads)";
@@ -126,6 +125,11 @@ preparation google_ads_provider::prepare(const outbound_event& event, system_clo
     out.error = "idempotency key: must be 1 to 100 characters (it is the orderId)";
   }
   if (out.error) return out;
+  if (const auto ids = e.hashed_emails.size() + e.hashed_phones.size(); ids > google_ads_max_user_identifiers) {
+    out.dropped.push_back({"user identifiers", "too_many_values",
+                           std::to_string(ids - google_ads_max_user_identifiers) + " over Google's limit of " +
+                               std::to_string(google_ads_max_user_identifiers) + " per conversion"});
+  }
   out.match_keys = e.match_keys();
   auto state = std::make_shared<google_ads_prepared>();
   state->conversion = google_ads_conversion(e, event, destination_);

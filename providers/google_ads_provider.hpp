@@ -50,6 +50,8 @@ inline constexpr std::size_t google_ads_max_batch = 2000;  // conversions per re
 // How long Google asks to wait after TOO_RECENT_EVENT / TOO_RECENT_CONVERSION_ACTION.
 inline constexpr std::chrono::seconds google_ads_too_recent_delay{std::chrono::hours{6}};
 
+inline constexpr std::size_t google_ads_max_user_identifiers = 5;  // per click conversion
+
 struct google_ads_destination {
   std::string base_url{google_ads_default_base_url};
   std::string api_version{google_ads_default_api_version};

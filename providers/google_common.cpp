@@ -17,27 +17,28 @@ using std::chrono::seconds;
 
 namespace {
 
-// Given name, family name and region are all needed for an address identifier
-// (with a postal code when known); a partial one is left out.
+// Given name, family name, region and postal code are all required in an
+// address identifier (user_data.proto); a partial one is left out.
 std::optional<google_event::address_info> google_address(const canonical_event& c, user_field_reader& fields) {
   auto given = fields.hashed("first_name", pii_field::name, c.first_name);
   auto family = fields.hashed("last_name", pii_field::name, c.last_name);
   auto region = fields.normalized("country", pii_field::country, c.country);
   auto postal = fields.normalized("zip", pii_field::zip, c.zip);
-  if (given.empty() || family.empty() || region.empty()) return std::nullopt;
+  if (given.empty() || family.empty() || region.empty() || postal.empty()) return std::nullopt;
   google_event::address_info a;
   a.hashed_given_name = std::move(given.front());
   a.hashed_family_name = std::move(family.front());
   a.region_code = std::move(region.front());
   for (char& ch : a.region_code) ch = static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch);
-  if (!postal.empty()) a.postal_code = std::move(postal.front());
+  a.postal_code = std::move(postal.front());
   return a;
 }
 
 }  // namespace
 
 std::variant<google_event, std::string> read_google_event(const outbound_event& event, std::string_view extra_key,
-                                                          std::string_view default_phone_country_code) {
+                                                          std::string_view default_phone_country_code,
+                                                          bool with_address) {
   auto parsed = parse_canonical_event(event.payload);
   if (const auto* error = std::get_if<field_error>(&parsed)) return error->message();
   auto& c = std::get<canonical_event>(parsed);
@@ -52,7 +53,7 @@ std::variant<google_event, std::string> read_google_event(const outbound_event& 
   user_field_reader fields{c, default_phone_country_code, g.dropped};
   g.hashed_emails = fields.hashed("email", pii_field::email_google, c.email);
   g.hashed_phones = fields.hashed("phone", pii_field::phone_e164, c.phone);
-  g.address = google_address(c, fields);
+  if (with_address) g.address = google_address(c, fields);
   g.ad_user_data = c.consent.ad_user_data;
   g.ad_personalization = c.consent.ad_personalization;
   if (const json* extra = c.extra_for(extra_key)) g.extra = *extra;

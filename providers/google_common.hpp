@@ -58,9 +58,13 @@ struct google_event {
 // is wrong (naming the field) when the row can never be sent. `extra_key` is
 // "google_ads" or "google_data_manager"; phones without a country code get
 // `default_phone_country_code` (digits, may be empty).
+// `with_address`: read names, country and zip into an address identifier (Data
+// Manager); the Ads API's click conversions take emails and phones only, so its
+// rows neither read nor drop those fields.
 [[nodiscard]] std::variant<google_event, std::string> read_google_event(const outbound_event& event,
                                                                         std::string_view extra_key,
-                                                                        std::string_view default_phone_country_code);
+                                                                        std::string_view default_phone_country_code,
+                                                                        bool with_address = false);
 
 // One error inside a google.rpc.Status: an entry of Google Ads' GoogleAdsFailure
 // (errorCode + location), a google.rpc.ErrorInfo reason, or a BadRequest field

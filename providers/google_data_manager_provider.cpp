@@ -95,7 +95,7 @@ json data_manager_event(const google_event& e, const outbound_event& event) {
     json address{{"givenName", e.address->hashed_given_name},
                  {"familyName", e.address->hashed_family_name},
                  {"regionCode", e.address->region_code}};
-    if (!e.address->postal_code.empty()) address["postalCode"] = e.address->postal_code;
+    address["postalCode"] = e.address->postal_code;
     identifiers.push_back({{"address", std::move(address)}});
   }
   while (identifiers.size() > max_user_identifiers) identifiers.erase(identifiers.size() - 1);
@@ -265,7 +265,7 @@ struct data_manager_prepared final : prepared_state {
 
 preparation google_data_manager_provider::prepare(const outbound_event& event, system_clock::time_point /*now*/) const {
   preparation out;
-  auto read = read_google_event(event, "google_data_manager", destination_.default_phone_country_code);
+  auto read = read_google_event(event, "google_data_manager", destination_.default_phone_country_code, true);
   if (const auto* error = std::get_if<std::string>(&read)) {
     out.error = *error;
     return out;
@@ -274,7 +274,7 @@ preparation google_data_manager_provider::prepare(const outbound_event& event, s
   out.dropped = std::move(e.dropped);
   if (!e.has_click_id() && !e.has_user_identifiers()) {
     out.error = "gclid: a Data Manager conversion needs gclid, gbraid or wbraid, or an email, phone or address "
-                "(first_name, last_name, country) that can be hashed";
+                "(first_name, last_name, country and zip) that can be used";
   } else if (e.value && (!std::isfinite(*e.value) || *e.value < 0)) {
     out.error = "value: must not be negative";
   } else if (event.idempotency_key.empty() || event.idempotency_key.size() > 100) {

@@ -39,7 +39,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "providers/google_ads_provider.hpp"
+#include "providers/google_common.hpp"
 #include "providers/http_types.hpp"
 #include "providers/provider.hpp"
 

@@ -120,4 +120,21 @@ std::optional<std::string> subdivision_code(std::string_view alpha2, std::string
   return find(subdivision_index(), lower_ascii(alpha2) + "|" + key);
 }
 
+std::optional<std::string> subdivision_name(std::string_view alpha2, std::string_view raw) {
+  const auto code = subdivision_code(alpha2, raw);
+  if (!code) return std::nullopt;
+  // "de-by" -> "Bayern": full lower-case code -> the data's (first) name.
+  static const std::unordered_map<std::string, std::string_view> names = [] {
+    std::unordered_map<std::string, std::string_view> built;
+    for (const auto& s : subdivisions()) {
+      const auto names_in = other_names(s.name);
+      built.emplace(lower_ascii(s.code), names_in.empty() ? s.name : names_in.front());
+    }
+    return built;
+  }();
+  const auto it = names.find(lower_ascii(alpha2) + "-" + *code);
+  if (it == names.end()) return std::nullopt;
+  return std::string{it->second};
+}
+
 }  // namespace outbox::providers::iso3166

@@ -52,4 +52,8 @@ struct country_alias {
 // subdivisions of one country means the top-level one. nullopt when unknown.
 [[nodiscard]] std::optional<std::string> subdivision_code(std::string_view alpha2, std::string_view raw);
 
+// The data's name of that subdivision: ("de", "BY") and ("de", "bayern") ->
+// "Bayern"; a name with a second one gives the first ("Girona [Gerona]" -> "Girona").
+[[nodiscard]] std::optional<std::string> subdivision_name(std::string_view alpha2, std::string_view raw);
+
 }  // namespace outbox::providers::iso3166

@@ -74,8 +74,8 @@ inline constexpr std::array<std::string_view, 9> tiktok_setting_keys{
 [[nodiscard]] std::string tiktok_track_url(const tiktok_destination& destination);
 
 // One entry of "data" (see the top of this file). `lead` is sent for crm
-// destinations (lead_event_source always, lead_id when known) and for any event
-// with a lead_id; `page` when the event has event_source_url.
+// destinations only (lead_event_source always, lead_id when known); `page`
+// when the event has event_source_url.
 // Unusable user values are added to `dropped`.
 [[nodiscard]] nlohmann::json tiktok_event_json(const outbound_event& event, const canonical_event& canonical,
                                                const tiktok_destination& destination, dropped_fields& dropped);

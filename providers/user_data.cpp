@@ -98,9 +98,14 @@ normalize_result country(std::string_view raw) {
   return rejected("unknown_country", "not an ISO 3166-1 code or name, nor a known alias");
 }
 
+// Meta's rule: US states as their 2-letter code; states elsewhere as their name,
+// lower-case without punctuation or blanks. A known subdivision written either
+// way is mapped (California, CA -> ca; Bayern, BY, DE-BY -> bayern).
 normalize_result state(std::string_view raw, const normalize_options& options) {
-  if (!options.region.empty()) {
+  if (options.region == "us") {
     if (auto code = iso3166::subdivision_code(options.region, raw)) return accepted(std::move(*code));
+  } else if (!options.region.empty()) {
+    if (auto name = iso3166::subdivision_name(options.region, raw)) return accepted(normalize_state(*name));
   }
   return accepted(normalize_state(raw));
 }

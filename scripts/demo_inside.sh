@@ -64,13 +64,16 @@ export OUTBOX_DEST__META__DEFAULT__LEAD_EVENT_SOURCE="Acme CRM"
 export OUTBOX_DEST__TIKTOK__DEFAULT__BASE_URL="$TIKTOK_URL"
 export OUTBOX_DEST__TIKTOK__DEFAULT__ACCESS_TOKEN=tiktok-good-token
 export OUTBOX_DEST__TIKTOK__DEFAULT__EVENT_SOURCE_ID=CRMEVENTSET1
-export OUTBOX_DEST__GOOGLE_ADS__DEFAULT__BASE_URL="$GOOGLE_URL"
-export OUTBOX_DEST__GOOGLE_ADS__DEFAULT__TOKEN_URL="$GOOGLE_URL/token"
-export OUTBOX_DEST__GOOGLE_ADS__DEFAULT__CUSTOMER_ID=123-456-7890
-export OUTBOX_DEST__GOOGLE_ADS__DEFAULT__CONVERSION_ACTION_ID=987654
-export OUTBOX_DEST__GOOGLE_ADS__DEFAULT__CLIENT_ID=fake-client.apps.googleusercontent.com
-export OUTBOX_DEST__GOOGLE_ADS__DEFAULT__CLIENT_SECRET=fake-client-secret
-export OUTBOX_DEST__GOOGLE_ADS__DEFAULT__REFRESH_TOKEN=1//fake-refresh-token
+# Google through the Data Manager API: since 2026-06-15 the Google Ads API refuses
+# click-conversion uploads from new integrations (CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE);
+# an account still allowlisted there would configure OUTBOX_DEST__GOOGLE_ADS__... instead.
+export OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__BASE_URL="$GOOGLE_URL"
+export OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__TOKEN_URL="$GOOGLE_URL/token"
+export OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__ACCOUNT_ID=123-456-7890
+export OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__CONVERSION_ACTION_ID=987654
+export OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__CLIENT_ID=fake-client.apps.googleusercontent.com
+export OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__CLIENT_SECRET=fake-client-secret
+export OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__REFRESH_TOKEN=1//fake-refresh-token
 export OUTBOX_DEST__WEBHOOK__DEFAULT__URL="$WEBHOOK_URL"
 export OUTBOX_DEST__WEBHOOK__DEFAULT__SECRET="$webhook_secret"
 echo "  \$ dispatcher config   (secrets masked; defaults left out here)"
@@ -98,7 +101,7 @@ SELECT 1001 AS lead, provider, event_name,
          'fbc', 'fb.1.1767225600000.IwAR2demo1001', 'ttclid', 'E.C.P.demo1001', 'gclid', 'Cj0KCQiA-demo-1001',
          'consent', jsonb_build_object('ad_user_data', 'GRANTED', 'ad_personalization', 'GRANTED'),
          'value', 120.5, 'currency', 'EUR')) AS new_row
-FROM (VALUES ('meta', 'Lead'), ('tiktok', 'SubmitForm'), ('google_ads', 'Lead'), ('webhook', 'Lead'))
+FROM (VALUES ('meta', 'Lead'), ('tiktok', 'SubmitForm'), ('google_data_manager', 'Lead'), ('webhook', 'Lead'))
      AS v(provider, event_name);
 
 \echo '-- lead 1002 comes from a TikTok ad (no Google click): Meta, TikTok and the webhook'
@@ -117,7 +120,8 @@ SELECT 1001 AS lead, provider, event_name,
          'email', 'mary.smith@example.com', 'phone', '+16505551212', 'external_id', 'crm-lead-1001',
          'gclid', 'Cj0KCQiA-demo-1001', 'ttclid', 'E.C.P.demo1001',
          'value', '129.90', 'currency', 'eur', 'order_id', 'SO-2026-0042')) AS new_row
-FROM (VALUES ('meta', 'Purchase'), ('tiktok', 'CompletePayment'), ('google_ads', 'Purchase'), ('webhook', 'Purchase'))
+FROM (VALUES ('meta', 'Purchase'), ('tiktok', 'CompletePayment'), ('google_data_manager', 'Purchase'),
+             ('webhook', 'Purchase'))
      AS v(provider, event_name);
 
 \echo '-- the CRM saves lead 1001 again and re-enqueues its Meta Lead: false, no second row (an id is used up)'
@@ -152,7 +156,13 @@ q -c "SELECT id, lead_project_id AS lead, provider, event_name AS event, state, 
               coalesce(left(last_error, 70), '') AS last_error
        FROM event_delivery ORDER BY id"
 
-dead_id=$(psql -XAtc "SELECT id FROM event_delivery WHERE state = 'dead' ORDER BY id LIMIT 1")
+step "Google processes what Data Manager accepted later: one provider_request row per request"
+q -c "SELECT provider, destination, request_id, row_count AS rows, status, checks,
+              to_char(next_check_at - accepted_at, 'HH24:MI:SS') AS first_check_after
+       FROM provider_request ORDER BY accepted_at, request_id"
+echo "  (the dispatcher asks Google's requestStatus:retrieve for each from then on and records the result)"
+
+dead_id=$(psql -XAtc "SELECT id FROM event_delivery WHERE state = 'dead' AND last_http_status IS NULL ORDER BY id LIMIT 1")
 recovered_id=$(psql -XAtc "SELECT d.id FROM event_delivery d WHERE d.state = 'sent' AND EXISTS (
   SELECT 1 FROM event_delivery_attempt a WHERE a.delivery_id = d.id AND a.outcome = 'retry')
   ORDER BY d.attempts DESC, d.id LIMIT 1")

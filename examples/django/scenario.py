@@ -11,7 +11,11 @@ Steps, each in its own transaction.atomic() block:
      the webhook one in the same transaction, which returns False), committed;
   3. lead 666: a fan-out, then an exception: rolled back, so no row exists;
   4. lead 1 again: the same event and fan-out once more, committed: every call
-     returns False and the stored payload stays the first one.
+     returns False and the stored payload stays the first one;
+  5. with --default-fanout, lead 3 (from a Google ad click, email and phone
+     only): a fan-out that names no providers, so enqueue_fanout's default
+     (meta, tiktok and google_data_manager) is used, committed. The dispatcher
+     needs those three destinations configured.
 """
 
 import sys
@@ -41,7 +45,7 @@ django.setup()
 from django.db import transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from outbox_events import enqueue_event, enqueue_fanout  # noqa: E402
+from outbox_events import DEFAULT_FANOUT_PROVIDERS, enqueue_event, enqueue_fanout  # noqa: E402
 from outbox_events.models import EventDelivery, ReadOnlyError  # noqa: E402
 
 
@@ -82,6 +86,11 @@ def main():
         default="meta,tiktok,webhook",
         help="the fan-out: comma-separated provider[:destination] (default %(default)s)",
     )
+    parser.add_argument(
+        "--default-fanout",
+        action="store_true",
+        help="also enqueue lead 3 with enqueue_fanout's default providers (step 5)",
+    )
     args = parser.parse_args()
     providers = parse_providers(args.providers)
     summary = {"django": django.get_version(), "providers": [list(p) for p in providers]}
@@ -118,6 +127,16 @@ def main():
         summary["duplicate_fanout"] = enqueue_fanout(
             1, "Lead", lead_payload(1, order_id="crm-lead-1-duplicate"), providers=providers
         )
+    # 5. A lead from a Google ad click (a short form: email and phone only),
+    #    fanned out to the default providers.
+    summary["default_fanout_providers"] = [list(p) for p in DEFAULT_FANOUT_PROVIDERS]
+    if args.default_fanout:
+        google_lead = lead_payload(3, gclid="Cj0KCQiA-django-3")
+        for field in ("first_name", "last_name"):
+            del google_lead[field]
+        with transaction.atomic():
+            summary["lead_3_default_fanout"] = enqueue_fanout(3, "Lead", google_lead)
+
     first = EventDelivery.objects.get(lead_project_id=1, provider="webhook", event_name="Lead")
     summary["lead_1_webhook_order_id"] = first.payload.get("order_id")
 

@@ -65,12 +65,12 @@ SELECT g, 'tiktok_events_sent', 'tiktok', 'SubmitForm', t,
 FROM generate_series(1, 300) g, LATERAL (SELECT timestamptz '2024-03-01 10:00+00' + g * interval '1 second' AS t) x
 WHERE g % 4 = 0
 UNION ALL
-SELECT g, 'google_events_sent', 'google_ads', 'Lead', t, to_jsonb((extract(epoch FROM t) * 1000)::bigint)
+SELECT g, 'google_events_sent', 'google_data_manager', 'Lead', t, to_jsonb((extract(epoch FROM t) * 1000)::bigint)
 FROM generate_series(1, 300) g,
      LATERAL (SELECT timestamptz '2024-04-01 00:00:00.123+00' + g * interval '1 second' AS t) x
 WHERE g % 5 = 0
 UNION ALL
-SELECT g, 'google_events_sent', 'google_ads', 'Conversion', t, to_jsonb(extract(epoch FROM t)::bigint::text)
+SELECT g, 'google_events_sent', 'google_data_manager', 'Conversion', t, to_jsonb(extract(epoch FROM t)::bigint::text)
 FROM generate_series(1, 300) g, LATERAL (SELECT timestamptz '2024-04-02 00:00+00' + g * interval '1 hour' AS t) x
 WHERE g % 10 = 0;
 
@@ -218,7 +218,10 @@ TEST_CASE("import-ledgers records every ledger entry as a sent row, leaves exist
   REQUIRE(first.ledgers.size() == 3);
   CHECK(first.ledgers[0].column == "capi_events_sent");
   CHECK(first.ledgers[1].provider == "tiktok");
-  CHECK(first.ledgers[2].provider == "google_ads");
+  // Google's ledger goes to Data Manager, the default Google path (the Ads API
+  // refuses click-conversion uploads from new integrations since 2026-06-15).
+  CHECK(first.ledgers[2].column == "google_events_sent");
+  CHECK(first.ledgers[2].provider == "google_data_manager");
 
   const auto& meta = ledger(first, "capi_events_sent");
   CHECK(meta.provider == "meta");
@@ -284,8 +287,8 @@ TEST_CASE("import-ledgers records every ledger entry as a sent row, leaves exist
   CHECK(sent_at(6, "meta", "Purchase") == "2024-02-01 00:00:06.000000");  // epoch seconds
   CHECK(sent_at(4, "meta", "Lead") == "2024-01-06 08:34:00.250000");      // no zone: UTC
   CHECK(sent_at(8, "tiktok", "SubmitForm") == "2024-03-01 10:00:08.000000");  // +02:00
-  CHECK(sent_at(10, "google_ads", "Lead") == "2024-04-01 00:00:10.123000");   // epoch milliseconds
-  CHECK(sent_at(10, "google_ads", "Conversion") == "2024-04-02 10:00:00.000000");  // epoch string
+  CHECK(sent_at(10, "google_data_manager", "Lead") == "2024-04-01 00:00:10.123000");   // epoch milliseconds
+  CHECK(sent_at(10, "google_data_manager", "Conversion") == "2024-04-02 10:00:00.000000");  // epoch string
   CHECK(db.query("SELECT idempotency_key FROM event_delivery WHERE lead_project_id = 6 AND provider = 'meta' "
                  "AND event_name = 'Lead'").text(0, 0) ==
         db.query("SELECT outbox_idempotency_key(6, 'meta', 'Lead')").text(0, 0));
@@ -315,6 +318,11 @@ TEST_CASE("import-ledgers records every ledger entry as a sent row, leaves exist
   // And so does a dry run now.
   const auto preview_after = import(db, dry);
   for (const auto& l : preview_after.ledgers) CHECK(l.inserted == 0);
+
+  // The CRM re-fires an old Google event through the default fan-out
+  // (google_data_manager): the imported row catches it, nothing new to send.
+  CHECK(db.query("SELECT enqueue_event_delivery(10, 'google_data_manager', 'Lead', '{}'::jsonb)").text(0, 0) == "f");
+  CHECK(snapshot(db) == after_first);
 }
 
 TEST_CASE("import-ledgers dry run changes nothing and reports at most the sample limit") {

@@ -1,4 +1,5 @@
-// On-call statements: status, requeue, inspect, prune, pause/resume.
+// On-call statements: status, requeue, inspect, prune, pause/resume
+// (the conversion report of `status` is in conversion_report_store_pgtest.cpp).
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -160,4 +161,43 @@ TEST_CASE("pause and resume: resume makes the destination's waiting rows due now
   });
   CHECK(result == std::vector<bool>{true, false, true, true, false});
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE next_attempt_at <= now()") == 1);
+}
+
+TEST_CASE("inspect shows each attempt's dropped fields, match keys and its provider request's result") {
+  outbox::test::scratch_database db;
+  db.query("SELECT enqueue_event_delivery(1, 'google_data_manager', 'Lead', '{}'::jsonb, 'ads')");
+  const auto id = db.scalar("SELECT id FROM event_delivery");
+  db.query("UPDATE event_delivery SET state = 'sent', sent_at = now()");
+  db.query("INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, http_status, "
+           "dropped_fields, match_keys, provider_request_id, note) VALUES "
+           "($1, 1, now(), 5, 'retry', 503, ARRAY['phone: invalid_phone (too short)'], NULL, NULL, NULL), "
+           "($1, 2, now(), 5, 'delivered', 200, ARRAY['phone: invalid_phone (too short)', 'gender: invalid_gender'], "
+           " ARRAY['email', 'click_id'], 'req-7', 'sent again on a fresh connection')",
+           {std::to_string(id)});
+  // The same request id at another destination must not be taken for this one.
+  db.query("INSERT INTO provider_request (provider, destination, request_id, row_count, status, detail, checks, "
+           "checked_at, next_check_at) VALUES "
+           "('google_data_manager', 'ads', 'req-7', 3, 'FAILURE', 'errors: 3 PROCESSING_ERROR_REASON_INVALID_GCLID', "
+           " 2, now(), now()), "
+           "('google_data_manager', 'other', 'req-7', 9, 'SUCCESS', '9 ingested', 1, now(), now())");
+  const auto doc = outbox::test::run_async([&](auto ex) -> asio::awaitable<nlohmann::json> {
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    co_return co_await outbox::db::async_inspect(c, id);
+  });
+  REQUIRE(doc["attempts"].size() == 2);
+  const auto& retry = doc["attempts"][0];
+  CHECK(retry["dropped_fields"] == nlohmann::json::array({"phone: invalid_phone (too short)"}));
+  CHECK(retry.at("match_keys").is_null());
+  CHECK(retry.at("provider_request").is_null());
+  const auto& sent = doc["attempts"][1];
+  CHECK(sent["dropped_fields"] ==
+        nlohmann::json::array({"phone: invalid_phone (too short)", "gender: invalid_gender"}));
+  CHECK(sent["match_keys"] == nlohmann::json::array({"email", "click_id"}));
+  CHECK(sent["provider_request_id"] == "req-7");
+  CHECK(sent["note"] == "sent again on a fresh connection");
+  CHECK(sent["provider_request"]["status"] == "FAILURE");
+  CHECK(sent["provider_request"]["detail"] == "errors: 3 PROCESSING_ERROR_REASON_INVALID_GCLID");
+  CHECK(sent["provider_request"]["row_count"] == 3);
+  CHECK(sent["provider_request"]["checks"] == 2);
+  CHECK(sent["provider_request"]["checked_at"].is_string());
 }

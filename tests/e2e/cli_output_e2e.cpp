@@ -1,7 +1,8 @@
 // The on-call commands print CRM and provider text from the database; terminal
 // escape sequences in it must reach the screen as visible text, never as
 // commands ("\x1b[2J" would clear the on-call's screen). --json output keeps
-// the text, escaped by JSON itself.
+// the text, escaped by JSON itself. Also: the conversion facts (dropped fields,
+// match keys, the provider's processing results) in inspect and status.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -57,4 +58,59 @@ TEST_CASE("status, inspect, requeue --dry-run and pause --list escape control ch
   REQUIRE_FALSE(doc.is_discarded());
   CHECK(doc["row"]["provider"] == evil_provider);
   CHECK(doc["row"]["last_error"] == "HTTP 400: \x1b[2J\x1b[31mred\xc2\x9b" "1m\x7f");
+}
+
+TEST_CASE("inspect and status show dropped fields, match keys and the provider's processing results") {
+  e2e_fixture fx;
+  const auto first = fx.enqueue(1, "Lead", R"({"value": 1})", "google_data_manager");
+  const auto second = fx.enqueue(2, "Lead", R"({"value": 2})", "google_data_manager");
+  fx.db.query("UPDATE event_delivery SET state = 'sent', sent_at = now()");
+  fx.db.query("INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, http_status, "
+              "dropped_fields, match_keys, provider_request_id) VALUES "
+              "($1, 1, now(), 5, 'delivered', 200, ARRAY['date_of_birth: invalid_date (impossible date (no such day "
+              "in that month))', 'phone: invalid_phone (too short)'], ARRAY['email', 'phone'], 'req-1'), "
+              "($2, 1, now(), 5, 'delivered', 200, NULL, ARRAY['email'], 'req-1')",
+              {std::to_string(first), std::to_string(second)});
+  // Google's detail is provider text: shown escaped like every other.
+  fx.db.query("INSERT INTO provider_request (provider, destination, request_id, row_count, status, detail, checks, "
+              "checked_at, next_check_at) VALUES ('google_data_manager', 'default', 'req-1', 2, 'FAILURE', $1, 1, "
+              "now(), now())",
+              {"errors: 2 PROCESSING_ERROR_REASON_INVALID_GCLID\x1b[2J"});
+
+  const auto inspect = fx.cli({"inspect", std::to_string(first)});
+  INFO(inspect.output);
+  CHECK(inspect.exit_code == 0);
+  CHECK(inert(inspect.output));
+  CHECK(inspect.output.find("\n      dropped: date_of_birth: invalid_date (impossible date (no such day in that "
+                            "month))\n      dropped: phone: invalid_phone (too short)\n") != std::string::npos);
+  CHECK(inspect.output.find("\n      match keys: email, phone\n") != std::string::npos);
+  CHECK(inspect.output.find("\n      provider request: req-1 FAILURE (checked ") != std::string::npos);
+  CHECK(inspect.output.find(", errors: 2 PROCESSING_ERROR_REASON_INVALID_GCLID\\x1b[2J)\n") != std::string::npos);
+
+  const auto status = fx.cli({"status"});
+  INFO(status.output);
+  CHECK(status.exit_code == 0);
+  CHECK(inert(status.output));
+  CHECK(status.output.find("\n  google_data_manager/default: 2 delivered\n    match keys: email 100%, phone 50%, "
+                           "external_id 0%, click_id 0%, browser_id 0%, ip_user_agent 0%, address 0%, lead_id 0%, "
+                           "date_of_birth 0%\n") != std::string::npos);
+  CHECK(status.output.find("\n    dropped fields: 2 in all; date_of_birth:invalid_date 1, phone:invalid_phone 1\n") !=
+        std::string::npos);
+  CHECK(status.output.find("\n    provider requests, last 7 days (rows): PENDING 0, PROCESSING 0, SUCCESS 0, "
+                           "PARTIAL_SUCCESS 0, FAILURE 2, UNKNOWN 0\n      latest FAILURE: request req-1, 2 rows, "
+                           "checked ") != std::string::npos);
+  CHECK(status.output.find(": errors: 2 PROCESSING_ERROR_REASON_INVALID_GCLID\\x1b[2J\n") != std::string::npos);
+
+  // --json carries the same facts, unescaped.
+  const auto status_json = nlohmann::json::parse(fx.cli({"status", "--json"}).output, nullptr, false);
+  REQUIRE_FALSE(status_json.is_discarded());
+  REQUIRE(status_json["conversions"].size() == 1);
+  CHECK(status_json["conversions"][0]["match_keys"][1] == nlohmann::json({{"key", "phone"}, {"attempts", 1}}));
+  CHECK(status_json["conversions"][0]["provider_requests"]["last_problem"]["detail"] ==
+        "errors: 2 PROCESSING_ERROR_REASON_INVALID_GCLID\x1b[2J");
+  const auto inspect_json = nlohmann::json::parse(fx.cli({"inspect", std::to_string(first), "--json"}).output,
+                                                  nullptr, false);
+  REQUIRE_FALSE(inspect_json.is_discarded());
+  CHECK(inspect_json["attempts"][0]["match_keys"] == nlohmann::json::array({"email", "phone"}));
+  CHECK(inspect_json["attempts"][0]["provider_request"]["status"] == "FAILURE");
 }

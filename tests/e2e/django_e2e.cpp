@@ -1,9 +1,11 @@
 // The CRM side end to end: Django (examples/django/scenario.py, using the
 // outbox_events app) enqueues events in its own transactions while a real
 // `dispatcher run` delivers them to a local HTTPS server that speaks Meta's
-// and TikTok's APIs and takes webhooks. Every committed event arrives exactly
-// once with its idempotency key; a rolled-back transaction leaves no row and
-// sends nothing; enqueueing an existing event returns false and changes nothing.
+// and TikTok's APIs and takes webhooks, and to the Google fake (Data Manager
+// API). Every committed event arrives exactly once with its idempotency key;
+// the default fan-out reaches Google through Data Manager, not the Ads API; a
+// rolled-back transaction leaves no row and sends nothing; enqueueing an
+// existing event returns false and changes nothing.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
+#include "tests/support/fake_google.hpp"
 #include "tests/support/fake_meta.hpp"
 #include "tests/support/fake_tiktok.hpp"
 #include "tests/support/python_process.hpp"
@@ -31,6 +34,7 @@ using nlohmann::json;
 using outbox::environment;
 using outbox::test::e2e_fixture;
 using outbox::test::eventually;
+using outbox::test::fake_google;
 using outbox::test::fake_meta;
 using outbox::test::fake_meta_options;
 using outbox::test::fake_tiktok;
@@ -49,10 +53,16 @@ struct event_ref {
   std::string event;
 };
 
-// What scenario.py commits: a fan-out for lead 1, two single events for lead 2.
+// What scenario.py --default-fanout commits: a fan-out for lead 1, two single
+// events for lead 2, and lead 3 through enqueue_fanout's default providers.
 const std::vector<std::string> fanout_providers{"meta", "tiktok", "webhook"};
+// The default Google path is Data Manager: the Ads API refuses click-conversion
+// uploads from integrations that were not allowlisted before 2026-06-15.
+const std::vector<std::string> default_fanout{"meta", "tiktok", "google_data_manager"};
 const std::vector<event_ref> committed_events{
-    {1, "meta", "Lead"}, {1, "tiktok", "Lead"}, {1, "webhook", "Lead"}, {2, "webhook", "Purchase"}, {2, "meta", "Purchase"},
+    {1, "meta", "Lead"}, {1, "tiktok", "Lead"}, {1, "webhook", "Lead"},
+    {2, "webhook", "Purchase"}, {2, "meta", "Purchase"},
+    {3, "meta", "Lead"}, {3, "tiktok", "Lead"}, {3, "google_data_manager", "Lead"},
 };
 constexpr long long rolled_back_lead = 666;
 
@@ -69,11 +79,18 @@ void route_providers(e2e_fixture& fx, const fake_meta& meta, const fake_tiktok& 
   });
 }
 
-environment provider_settings(const e2e_fixture& fx) {
+environment provider_settings(const e2e_fixture& fx, const fake_google& google) {
   const fake_meta_options meta;
   const fake_tiktok_options tiktok;
   const std::string base = fx.server.url("", "localhost");
   return {
+      {"OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__ACCOUNT_ID", "123-456-7890"},
+      {"OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__CONVERSION_ACTION_ID", "987654"},
+      {"OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__CLIENT_ID", std::string(fake_google::client_id)},
+      {"OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__CLIENT_SECRET", std::string(fake_google::client_secret)},
+      {"OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__REFRESH_TOKEN", std::string(fake_google::refresh_token)},
+      {"OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__TOKEN_URL", google.token_url()},
+      {"OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__BASE_URL", google.base_url()},
       {"OUTBOX_DEST__META__DEFAULT__PIXEL_ID", meta.pixel_id},
       {"OUTBOX_DEST__META__DEFAULT__ACCESS_TOKEN", meta.access_token},
       {"OUTBOX_DEST__META__DEFAULT__API_VERSION", meta.api_version},
@@ -84,10 +101,19 @@ environment provider_settings(const e2e_fixture& fx) {
   };
 }
 
-// How many times each idempotency key reached the server: a webhook carries it
-// in `webhook-id`, a Meta or TikTok request as data[].event_id.
-std::map<std::string, int> keys_received(const std::vector<recorded_request>& requests) {
+// How many times each idempotency key reached a server: a webhook carries it
+// in `webhook-id`, a Meta or TikTok request as data[].event_id, a Data Manager
+// request as events[].transactionId.
+std::map<std::string, int> keys_received(const std::vector<recorded_request>& requests, const fake_google& google) {
   std::map<std::string, int> keys;
+  for (const auto& r : google.data_manager_requests()) {
+    const auto body = json::parse(r.body, nullptr, false);
+    if (body.is_discarded() || !body.contains("events") || !body["events"].is_array()) {
+      ++keys["(unreadable Data Manager request)"];
+      continue;
+    }
+    for (const auto& e : body["events"]) ++keys[e.value("transactionId", std::string("(event without transactionId)"))];
+  }
   for (const auto& r : requests) {
     if (r.target.starts_with("/hook")) {
       ++keys[r.header("webhook-id").value_or("(webhook without webhook-id)")];
@@ -135,6 +161,7 @@ TEST_CASE("Django: committed enqueues are delivered once each, a rolled-back one
   e2e_fixture fx;
   const fake_meta meta;
   const fake_tiktok tiktok;
+  fake_google google(fx.pki.trusted);
   route_providers(fx, meta, tiktok);
 
   // As deployed: migrate (already done by the fixture; must be a no-op), then run.
@@ -143,14 +170,14 @@ TEST_CASE("Django: committed enqueues are delivered once each, a rolled-back one
     INFO(migrate.output);
     REQUIRE(migrate.exit_code == 0);
   }
-  auto& dispatcher = fx.start_dispatcher(provider_settings(fx));
+  auto& dispatcher = fx.start_dispatcher(provider_settings(fx, google));
   REQUIRE(dispatcher.wait_for_log("listening for new rows", 15s));
 
   // The CRM's transactions, through Django, on the scratch database.
   std::string providers_arg;
   for (const auto& p : fanout_providers) providers_arg += (providers_arg.empty() ? "" : ",") + p;
   const environment django_env{{"PGDATABASE", fx.db.name()}, {"DJANGO_SETTINGS_MODULE", "testproject.settings"}};
-  const auto run = run_python({scenario_script(), "--providers", providers_arg}, django_env, 120s);
+  const auto run = run_python({scenario_script(), "--providers", providers_arg, "--default-fanout"}, django_env, 120s);
   INFO("command: " << run.command);
   INFO("stderr:\n" << run.err);
   INFO("stdout:\n" << run.out);
@@ -178,6 +205,16 @@ TEST_CASE("Django: committed enqueues are delivered once each, a rolled-back one
   CHECK(field("lead_1_webhook_order_id") == "crm-lead-1");  // the duplicate did not overwrite the payload
   CHECK(field("model_read_only") == true);
 
+  // enqueue_fanout without providers: meta, tiktok and Google through Data Manager.
+  json default_pairs = json::array();
+  json default_new = json::object();
+  for (const auto& p : default_fanout) {
+    default_pairs.push_back({p, "default"});
+    default_new[p] = true;
+  }
+  CHECK(field("default_fanout_providers") == default_pairs);
+  CHECK(field("lead_3_default_fanout") == default_new);
+
   // The keys the dispatcher must send, computed independently of the rows.
   std::map<std::string, std::string> expected;  // idempotency key -> "lead/provider/event"
   for (const auto& e : committed_events) {
@@ -194,7 +231,7 @@ TEST_CASE("Django: committed enqueues are delivered once each, a rolled-back one
   CHECK(read_by_django == expected);
 
   const auto all_arrived = [&] {
-    const auto got = keys_received(fx.server.requests());
+    const auto got = keys_received(fx.server.requests(), google);
     return std::all_of(expected.begin(), expected.end(), [&](const auto& kv) { return got.contains(kv.first); });
   };
   REQUIRE(eventually(all_arrived, 30s));
@@ -202,7 +239,7 @@ TEST_CASE("Django: committed enqueues are delivered once each, a rolled-back one
   REQUIRE(eventually([&] { return fx.count("state = 'sent'") == total; }, 15s));
 
   // Every committed key exactly once, and nothing else.
-  const auto received = keys_received(fx.server.requests());
+  const auto received = keys_received(fx.server.requests(), google);
   for (const auto& [key, what] : expected) {
     INFO(what << " key " << key);
     CHECK(received.contains(key));
@@ -213,8 +250,16 @@ TEST_CASE("Django: committed enqueues are delivered once each, a rolled-back one
   CHECK(fx.count("idempotency_key <> outbox_idempotency_key(lead_project_id, provider, event_name)") == 0);
   CHECK(fx.count("lead_project_id = 1 AND payload->>'order_id' = 'crm-lead-1'") == 3);
   CHECK(fx.count("lead_project_id = 2 AND payload->>'value' = '120.50'") == 2);  // DjangoJSONEncoder: Decimal
-  CHECK(meta.accepted_event_ids().size() == 2);
-  CHECK(tiktok.accepted_event_ids().size() == 1);
+  CHECK(meta.accepted_event_ids().size() == 3);
+  CHECK(tiktok.accepted_event_ids().size() == 2);
+  // Google got lead 3 through Data Manager (events:ingest), with its click id, and
+  // nothing through the Ads API, which refuses new integrations.
+  const auto ingested = google.ingested_events();
+  REQUIRE(ingested.size() == 1);
+  CHECK(ingested[0].value("transactionId", "") == key_of(fx, 3, "google_data_manager", "Lead"));
+  CHECK(ingested[0].value("adIdentifiers", json::object()).value("gclid", "") == "Cj0KCQiA-django-3");
+  CHECK(google.ads_requests().empty());
+  CHECK(fx.count("provider = 'google_data_manager' AND state = 'sent' AND lead_project_id = 3") == 1);
 
   // The rolled-back lead, checked once everything committed has arrived.
   CHECK(fx.count("lead_project_id = " + std::to_string(rolled_back_lead)) == 0);

@@ -16,8 +16,9 @@ using outbox::test::scratch_database;
 
 namespace {
 
-// 40 leads; meta and tiktok ledgers; lead 5 has one malformed entry and lead 6
-// already has a pending meta/Lead row.
+// 40 leads; meta and tiktok ledgers, a Google Lead (epoch milliseconds) for
+// every tenth lead; lead 5 has one malformed entry and lead 6 already has a
+// pending meta/Lead row.
 void seed(const scratch_database& db) {
   outbox::test::sql_script(db.conninfo(), R"sql(
 CREATE TABLE lead_project (id bigint PRIMARY KEY, capi_events_sent jsonb, tiktok_events_sent json,
@@ -25,7 +26,7 @@ CREATE TABLE lead_project (id bigint PRIMARY KEY, capi_events_sent jsonb, tiktok
 INSERT INTO lead_project
 SELECT g, jsonb_build_object('Lead', '2024-01-05T10:00:00Z', 'Purchase', 1704448800 + g),
        CASE WHEN g % 2 = 0 THEN json_build_object('SubmitForm', '2024-01-05 11:00:00') END,
-       CASE WHEN g % 4 = 0 THEN '{}'::jsonb END
+       CASE WHEN g % 10 = 0 THEN jsonb_build_object('Lead', 1704448800123 + g) WHEN g % 4 = 0 THEN '{}'::jsonb END
 FROM generate_series(1, 40) g;
 UPDATE lead_project SET capi_events_sent = capi_events_sent || '{"Contact": "not a date"}' WHERE id = 5;
 SELECT enqueue_event_delivery(6, 'meta', 'Lead', '{}'::jsonb);
@@ -67,6 +68,11 @@ TEST_CASE("import-ledgers CLI: dry run, import, second run, --json summary") {
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent' AND provider = 'meta'") == 79);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent' AND provider = 'tiktok' "
                   "AND sent_at = '2024-01-05 11:00:00+00'") == 20);
+  // Google's ledger goes to Data Manager by default (the Ads API refuses new integrations).
+  CHECK(contains(real.output, "google_events_sent  google_data_manager"));
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent' AND provider = 'google_data_manager' "
+                  "AND event_name = 'Lead'") == 4);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE provider = 'google_ads'") == 0);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'pending'") == 1);
 
   const auto again = run_cli({"import-ledgers", "--json"}, env);
@@ -79,8 +85,8 @@ TEST_CASE("import-ledgers CLI: dry run, import, second run, --json summary") {
   CHECK(doc["destination"] == "default");
   CHECK(doc["leads_scanned"] == 40);
   CHECK(doc["totals"]["inserted"] == 0);
-  CHECK(doc["totals"]["found"] == 101);
-  CHECK(doc["totals"]["already_present"] == 100);
+  CHECK(doc["totals"]["found"] == 105);
+  CHECK(doc["totals"]["already_present"] == 104);
   CHECK(doc["totals"]["already_present_not_sent"] == 1);
   CHECK(doc["totals"]["unparseable"] == 1);
   REQUIRE(doc["ledgers"].size() == 3);
@@ -89,7 +95,30 @@ TEST_CASE("import-ledgers CLI: dry run, import, second run, --json summary") {
   REQUIRE(doc["ledgers"][0]["unparseable_samples"].size() == 1);
   CHECK(doc["ledgers"][0]["unparseable_samples"][0]["lead_id"] == 5);
   CHECK(doc["ledgers"][0]["unparseable_samples"][0]["event_name"] == "Contact");
-  CHECK(doc["ledgers"][2]["found"] == 0);
+  CHECK(doc["ledgers"][2]["column"] == "google_events_sent");
+  CHECK(doc["ledgers"][2]["provider"] == "google_data_manager");
+  CHECK(doc["ledgers"][2]["found"] == 4);
+  CHECK(doc["ledgers"][2]["already_present"] == 4);
+}
+
+TEST_CASE("import-ledgers CLI: an account staying on the Google Ads API maps Google's ledger to google_ads") {
+  scratch_database db;
+  seed(db);
+  // As docs/migrating_from_ledgers.md says: any --ledger replaces the defaults, so all three are given.
+  const auto r = run_cli({"import-ledgers", "--ledger", "capi_events_sent=meta", "--ledger",
+                          "tiktok_events_sent=tiktok", "--ledger", "google_events_sent=google_ads", "--json"},
+                         env_for(db));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(r.output, nullptr, false);
+  REQUIRE_FALSE(doc.is_discarded());
+  REQUIRE(doc["ledgers"].size() == 3);
+  CHECK(doc["ledgers"][2]["provider"] == "google_ads");
+  CHECK(doc["ledgers"][2]["inserted"] == 4);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE provider = 'google_ads' AND state = 'sent' "
+                  "AND extract(epoch FROM sent_at) * 1000 = 1704448800123 + lead_project_id") == 4);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE provider = 'google_data_manager'") == 0);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 79 + 20 + 4);
 }
 
 TEST_CASE("import-ledgers CLI: custom mapping and destination") {

@@ -1,9 +1,10 @@
 // libFuzzer target: raw bytes as one user value (a CRM field: email, phone,
 // name...) through every normalization and hash of providers/user_data.hpp.
-// The first byte picks the default calling code, so phone normalization sees
-// destinations with and without one. Findings: crashes, sanitizer reports,
-// exceptions (these run inside validate() and build_request()), and hashes that
-// are not 64 lower-case hex characters.
+// The first byte picks the default calling code and the row's region (its
+// normalized country), so the phone and state rules see destinations with and
+// without a calling code and rows with and without a country. Findings:
+// crashes, sanitizer reports, exceptions (these run inside prepare() and
+// build_request()), and hashes that are not 64 lower-case hex characters.
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -20,9 +21,12 @@ using namespace outbox::providers;
 constexpr std::array all_fields{pii_field::email, pii_field::email_google, pii_field::phone_digits,
                                 pii_field::phone_e164, pii_field::name, pii_field::city,
                                 pii_field::state, pii_field::zip, pii_field::country,
-                                pii_field::date_of_birth, pii_field::external_id};
+                                pii_field::date_of_birth, pii_field::external_id, pii_field::gender};
 
 constexpr std::array<std::string_view, 4> calling_codes{"", "1", "+44", "49"};
+// Regions as normalize_country gives them; "aq" has no ISO 3166-2 subdivisions,
+// "xk" is not an ISO 3166-1 code at all (a caller passing one must not crash).
+constexpr std::array<std::string_view, 6> regions{"", "us", "de", "gb", "aq", "xk"};
 
 bool is_lower_hex_sha256(std::string_view s) {
   if (s.size() != 64) return false;
@@ -36,7 +40,8 @@ bool is_lower_hex_sha256(std::string_view s) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  const normalize_options options{std::string(calling_codes[data[0] % calling_codes.size()])};
+  const normalize_options options{std::string(calling_codes[data[0] % calling_codes.size()]),
+                                  std::string(regions[(data[0] / calling_codes.size()) % regions.size()])};
   const std::string_view raw(reinterpret_cast<const char*>(data) + 1, size - 1);
   (void)utf8_to_lower(raw);
   (void)is_sha256_hex(raw);

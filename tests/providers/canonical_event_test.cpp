@@ -213,7 +213,7 @@ TEST_CASE("canonical event: action_source and event_source_url") {
   CHECK(drop_detail(crm).starts_with("action_source: must be one of email, website, app,"));
   const json url{{"event_time", 1700000000}, {"event_source_url", "example.com/form"}};
   CHECK_FALSE(parsed(url).event_source_url.has_value());
-  CHECK(drop_detail(url) == "event_source_url: must be an http:// or https:// URL, got 'example.com/form'");
+  CHECK(drop_detail(url) == "event_source_url: must be an http:// or https:// URL");  // the value may be personal
 }
 
 TEST_CASE("canonical event: date_of_birth is only type-checked (each provider normalizes it)") {

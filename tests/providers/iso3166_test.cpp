@@ -73,32 +73,42 @@ TEST_CASE("iso3166: unknown countries are left out") {
   CHECK(normalize_field(pii_field::country, " ").reason == "empty");
 }
 
-TEST_CASE("iso3166: states with the row's country map to their ISO 3166-2 code part") {
+TEST_CASE("iso3166: subdivisions by name, code part or full code") {
+  using iso3166::subdivision_code;
+  CHECK(subdivision_code("us", "California") == "ca");
+  CHECK(subdivision_code("us", "CALIFORNIA") == "ca");
+  CHECK(subdivision_code("us", "US-CA") == "ca");
+  CHECK(subdivision_code("de", "Bayern") == "by");
+  CHECK(subdivision_code("de", "Baden-Wurttemberg") == "bw");
+  CHECK(subdivision_code("gb", "England") == "eng");
+  CHECK(subdivision_code("es", "Gerona") == "gi");  // the second name of "Girona [Gerona]"
+  CHECK(subdivision_code("bg", "Sofia (stolitsa)") == "22");
+  CHECK(subdivision_code("bg", "Sofia") == "23");   // a subdivision's own name beats a part of another's
+  CHECK(subdivision_code("bd", "Dhaka") == "c");    // the division, not its district of the same name
+  CHECK(iso3166::subdivision_name("de", "BY") == "Bayern");
+  CHECK(iso3166::subdivision_name("es", "Gerona") == "Girona");
+}
+
+TEST_CASE("iso3166: states as Meta documents them: US code, elsewhere the name") {
   const auto state = [](std::string_view raw, std::string_view country) {
     return normalize_pii(pii_field::state, raw, {"", std::string{country}}).value_or("none");
   };
   CHECK(state("California", "us") == "ca");
-  CHECK(state("CALIFORNIA", "us") == "ca");
   CHECK(state("CA", "us") == "ca");
   CHECK(state("US-CA", "us") == "ca");
   CHECK(state("New York", "us") == "ny");
   CHECK(state("N.Y.", "us") == "ny");
   CHECK(state("District of Columbia", "us") == "dc");
-  CHECK(state("Bayern", "de") == "by");
-  CHECK(state("BY", "de") == "by");
-  CHECK(state("Baden-Württemberg", "de") == "bw");
-  CHECK(state("Baden-Wurttemberg", "de") == "bw");
-  CHECK(state("Quebec", "ca") == "qc");
-  CHECK(state("England", "gb") == "eng");
-  CHECK(state("Gerona", "es") == "gi");  // the second name of "Girona [Gerona]"
-  CHECK(state("Girona", "es") == "gi");
-  CHECK(state("Sofia (stolitsa)", "bg") == "22");
-  CHECK(state("Sofia", "bg") == "23");   // a subdivision's own name beats a part of another's
-  CHECK(state("Dhaka", "bd") == "c");    // the division, not its district of the same name
+  CHECK(state("Bayern", "de") == "bayern");
+  CHECK(state("BY", "de") == "bayern");  // a code outside the US becomes the name Meta matches
+  CHECK(state("DE-BY", "de") == "bayern");
+  CHECK(state("Baden-Wurttemberg", "de") == "badenwürttemberg");  // the data's spelling
+  CHECK(state("England", "gb") == "england");
+  CHECK(state("Gerona", "es") == "girona");
   CHECK(hash_pii(pii_field::state, "California", {"", "us"}) ==
         "6959097001d10501ac7d54c0bdb8db61420f658f2922cc26e46d536119a31126");
-  CHECK(hash_pii(pii_field::state, "Bayern", {"", "de"}) ==
-        "a7e2d26e8d15814dd9c6a1bdc90585c8d0a3170dfffeb21fc42986683113041b");
+  CHECK(hash_pii(pii_field::state, "BY", {"", "de"}) ==
+        "52b07f18c831ba4b08ba0b8bc84c6e023a825dfd385d20d8dcbf410d11c546e7");  // sha256("bayern")
 }
 
 TEST_CASE("iso3166: states without a country, or not found, are normalized as before") {

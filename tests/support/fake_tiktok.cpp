@@ -12,7 +12,9 @@ using nlohmann::json;
 
 constexpr std::string_view track_path = "/open_api/v1.3/event/track/";
 
+// One SHA-256 hex, or a non-empty list of them (TikTok takes both for email, phone, external_id).
 bool is_hash(const json& v) {
+  if (v.is_array()) return !v.empty() && std::all_of(v.begin(), v.end(), [](const json& item) { return is_hash(item); });
   if (!v.is_string()) return false;
   const auto& s = v.get_ref<const std::string&>();
   return s.size() == 64 &&

@@ -19,10 +19,14 @@ from django.db import DEFAULT_DB_ALIAS, connections
 # The fan-out of `enqueue_fanout` when the caller names no providers:
 # (provider, destination) pairs, each configured on the dispatcher as
 # OUTBOX_DEST__<PROVIDER>__<DESTINATION>__...
+# Google goes through the Data Manager API: since 2026-06-15 the Google Ads API
+# refuses click-conversion uploads from integrations that were not already
+# using it (CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE). An account still
+# allowlisted there passes providers=[..., ("google_ads", "default")] instead.
 DEFAULT_FANOUT_PROVIDERS = (
     ("meta", "default"),
     ("tiktok", "default"),
-    ("google_ads", "default"),
+    ("google_data_manager", "default"),
 )
 
 # The dispatcher stores configured provider and destination names lower-case;
