@@ -1,9 +1,12 @@
-# Multi-stage build: compile on Debian 12 with the same set-up script the README
-# uses, run on a slim Debian 12 with only the runtime libraries.
+# Multi-stage build: compile on Debian 12 with the build part of the set-up
+# script (compilers and -dev packages only: no PostgreSQL server, no Django, no
+# test tools), run on a slim Debian 12 with only the runtime libraries.
+# docs/deployment.md describes the image; tests/deploy/deployment_files_test.cpp
+# checks what this file promises.
 FROM debian:12 AS build
 WORKDIR /src
 COPY scripts/setup.sh scripts/setup.sh
-RUN bash scripts/setup.sh
+RUN bash scripts/setup.sh --build-only
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DOUTBOX_BUILD_TESTS=OFF \
  && cmake --build /build -j"$(nproc)" --target dispatcher \
@@ -12,18 +15,26 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DOUTBOX_BUILD_TEST
 FROM debian:12-slim
 # libicu72, libphonenumber8, libprotobuf32: user data normalization (docs/normalization.md).
 # The ISO 3166 tables are compiled in: iso-codes is a build dependency only.
+# curl: the HEALTHCHECK below. ca-certificates: the system trust store for HTTPS.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libpq5 libssl3 ca-certificates curl \
     libicu72 libphonenumber8 libprotobuf32 \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin dispatcher
+ && groupadd --system --gid 10001 dispatcher \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin dispatcher
 COPY --from=build /build/dispatcher /usr/local/bin/dispatcher
-USER dispatcher
+# Numeric, so Kubernetes can verify runAsNonRoot without reading /etc/passwd
+# (a name is refused: "image has non-numeric user ... cannot verify user is non-root").
+USER 10001:10001
 # Metrics and health on all interfaces inside the container; publish only where needed.
 ENV OUTBOX_METRICS_ADDRESS=0.0.0.0:9464
 EXPOSE 9464
 STOPSIGNAL SIGTERM
-HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
+# /healthz is served once the start-up database check is over, and `run --migrate`
+# may first wait: connect (up to 10 s), another replica's migration lock (up to
+# 60 s), then each migration statement (up to 60 s each). Failures during the
+# 5 minute start period do not count; the first success ends it.
+HEALTHCHECK --interval=15s --timeout=3s --start-period=300s --retries=3 \
   CMD curl -fsS http://127.0.0.1:9464/healthz || exit 1
 ENTRYPOINT ["/usr/local/bin/dispatcher"]
 CMD ["run", "--migrate"]

@@ -5,6 +5,8 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "db/fleet_store.hpp"
+
 namespace outbox::db {
 namespace {
 constexpr const char* heartbeat_sql = "SELECT 1";
@@ -63,8 +65,13 @@ asio::awaitable<void> listener::async_listen_session() {
       (void)co_await conn_->async_query(heartbeat_sql, {}, options_.heartbeat_timeout);
     }
     bool notified = false;
-    for (const auto& n : conn_->take_notifications()) notified |= n.channel == options_.channel;
-    if (notified) emit(listener_event::kind::notification, false, {});
+    bool pauses = false;
+    for (const auto& n : conn_->take_notifications()) {
+      if (n.channel != options_.channel) continue;
+      notified = true;
+      pauses |= n.payload == pauses_changed_payload;
+    }
+    if (notified) emit(listener_event::kind::notification, false, pauses ? std::string{pauses_changed_payload} : "");
   }
 }
 

@@ -34,6 +34,8 @@ struct listener_event {
   };
   kind type = kind::notification;
   bool reconnected = false;
+  // lost: why. notification: pauses_changed_payload when a `dispatcher pause` or
+  // `resume` was among the notifications, else empty.
   std::string detail;
 };
 

@@ -69,6 +69,27 @@ asio::awaitable<std::vector<std::string>> async_applied_migrations(connection& c
   co_return names;
 }
 
+asio::awaitable<migration_status> async_migration_status(connection& conn, const std::vector<migration>& all) {
+  migration_status status;
+  std::set<std::string> recorded;
+  const auto exists = co_await conn.async_query(table_exists_sql, {}, statement_timeout);
+  if (exists.boolean(0, 0)) {
+    const auto r = co_await conn.async_query(list_sql, {}, statement_timeout);
+    for (int i = 0; i < r.rows(); ++i) {
+      const std::string name(r.text(i, 0));
+      recorded.insert(name);
+      const auto known = std::find_if(all.begin(), all.end(), [&](const migration& m) { return m.name == name; });
+      if (known == all.end()) {
+        status.unknown.push_back(name);
+      } else if (checksum(known->sql) != r.text(i, 1)) {
+        status.changed.push_back(name);
+      }
+    }
+  }
+  for (const auto& m : all) (recorded.contains(m.name) ? status.applied : status.pending).push_back(m.name);
+  co_return status;
+}
+
 asio::awaitable<migrate_report> async_migrate(connection& conn, const std::vector<migration>& all) {
   (void)co_await conn.async_query(lock_sql, {}, statement_timeout);
   migrate_report report;

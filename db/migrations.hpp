@@ -28,6 +28,19 @@ struct migrate_report {
 // one whose text changed since it was applied.
 [[nodiscard]] asio::awaitable<migrate_report> async_migrate(connection& conn, const std::vector<migration>& all);
 
+// What `migrate --status` reports: the embedded migrations against the recorded ones.
+struct migration_status {
+  std::vector<std::string> applied;  // in this binary and recorded, in order
+  std::vector<std::string> pending;  // in this binary, not recorded yet
+  std::vector<std::string> unknown;  // recorded, not in this binary: a newer dispatcher migrated
+  std::vector<std::string> changed;  // recorded with another checksum: edited after it was applied
+};
+
+// Reads the record without changing anything (no lock: a concurrent migrate may
+// make it stale at once). Every migration is pending when nothing was recorded.
+[[nodiscard]] asio::awaitable<migration_status> async_migration_status(connection& conn,
+                                                                       const std::vector<migration>& all);
+
 // Names recorded as applied, in order (empty if the schema was never migrated).
 [[nodiscard]] asio::awaitable<std::vector<std::string>> async_applied_migrations(connection& conn);
 

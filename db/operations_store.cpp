@@ -1,5 +1,7 @@
 #include "db/operations_store.hpp"
 
+#include <stdexcept>
+
 namespace outbox::db {
 namespace {
 
@@ -43,26 +45,29 @@ FROM unnest(ARRAY['pending', 'sending', 'dead', 'held']) AS s(state)
 LEFT JOIN (SELECT state, count(*) AS n FROM event_delivery
            WHERE state IN ('pending', 'sending', 'dead', 'held') GROUP BY state) c ON c.state = s.state)sql";
 
-constexpr const char* requeue_filter_sql = R"sql(
+// The rows a row_filter names: $1..$8 (row_filter_params).
+constexpr const char* row_filter_sql = R"sql(
     state = ANY($1::text[])
     AND (cardinality($2::bigint[]) = 0 OR id = ANY($2::bigint[]))
     AND ($3::text IS NULL OR provider = $3)
     AND ($4::text IS NULL OR destination = $4)
     AND ($5::text IS NULL OR strpos(coalesce(last_error, ''), $5) > 0)
     AND ($6::timestamptz IS NULL OR updated_at >= $6)
-    AND ($7::timestamptz IS NULL OR updated_at < $7))sql";
+    AND ($7::timestamptz IS NULL OR updated_at < $7)
+    ORDER BY id LIMIT $8::bigint)sql";
 
-std::string requeue_dry_run_sql() {
+std::string dry_run_sql() {
   return std::string("SELECT id, provider, destination, event_name, state, coalesce(last_error, '') "
-                     "FROM event_delivery WHERE") + requeue_filter_sql + " ORDER BY id";
+                     "FROM event_delivery WHERE") + row_filter_sql;
 }
 
 // Never touches idempotency_key or payload: a requeued row is the same event.
+// Rows a claim or another command holds are skipped, not waited for.
 std::string requeue_sql() {
   return std::string(R"sql(
 WITH picked AS (
     SELECT id, state, coalesce(last_error, '') AS last_error FROM event_delivery WHERE)sql") +
-         requeue_filter_sql + R"sql(
+         row_filter_sql + R"sql(
     FOR UPDATE SKIP LOCKED),
 upd AS (
     UPDATE event_delivery d SET state = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now()
@@ -70,10 +75,54 @@ upd AS (
     RETURNING d.id, d.provider, d.destination, d.event_name, picked.state, picked.last_error),
 logged AS (
     INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, error, lease_owner)
-    SELECT id, 0, now(), 0, 'requeued', 'requeued from ' || state || ' by ' || $8, $8 FROM upd),
+    SELECT id, 0, now(), 0, 'requeued', 'requeued from ' || state || ' by ' || $9, $9 FROM upd),
 wake AS (SELECT pg_notify('outbox_event_delivery', '') WHERE EXISTS (SELECT 1 FROM upd))
 SELECT upd.* FROM upd LEFT JOIN wake ON true ORDER BY id)sql";
 }
+
+// What each manual settlement sets, and how the attempts log names it.
+struct settlement_sql {
+  const char* set;
+  const char* outcome;
+  const char* verb;
+};
+constexpr settlement_sql discard_sql{"state = 'dead', last_error = 'discarded by ' || $9 || ': ' || $10",
+                                     "discarded", "discarded"};
+constexpr settlement_sql mark_sent_sql{"state = 'sent', sent_at = now(), last_error = NULL", "marked_sent",
+                                       "marked sent"};
+
+// A decision about these very rows: waits for a row a claim holds for a moment
+// (then re-checks its state), rather than skipping it silently.
+std::string settle_by_hand_sql(const settlement_sql& how) {
+  return std::string(R"sql(
+WITH picked AS (
+    SELECT id, state, coalesce(last_error, '') AS last_error FROM event_delivery WHERE)sql") +
+         row_filter_sql + R"sql(
+    FOR UPDATE),
+upd AS (
+    UPDATE event_delivery d SET )sql" + how.set + R"sql(, updated_at = now()
+    FROM picked WHERE d.id = picked.id
+    RETURNING d.id, d.provider, d.destination, d.event_name, picked.state, picked.last_error),
+logged AS (
+    INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, error, lease_owner)
+    SELECT id, 0, now(), 0, ')sql" + how.outcome + "', '" + how.verb +
+         R"sql( from ' || state || ' by ' || $9 || ': ' || $10, $9 FROM upd)
+SELECT * FROM upd ORDER BY id)sql";
+}
+
+constexpr const char* time_ago_sql = "SELECT (now() - $1::bigint * interval '1 second')::text";
+constexpr const char* read_time_sql = "SELECT $1::timestamptz::text";
+
+constexpr const char* find_rows_sql = R"sql(
+SELECT id FROM event_delivery
+WHERE ($1::bigint IS NULL OR lead_project_id = $1) AND ($2::text IS NULL OR idempotency_key = $2)
+ORDER BY id)sql";
+
+constexpr const char* set_lock_timeout_sql = "SELECT set_config('lock_timeout', $1, false)";
+
+constexpr const char* database_label_sql = R"sql(
+SELECT '"' || current_database() || '" on ' ||
+       coalesce(host(inet_server_addr()) || ':' || inet_server_port(), 'local socket'))sql";
 
 // An attempt's provider_request_id is the provider's id for the request that
 // carried it; its processing result is the provider_request row of that id
@@ -93,10 +142,15 @@ SELECT json_build_object(
       FROM event_delivery_attempt a JOIN event_delivery d ON d.id = a.delivery_id
       WHERE a.delivery_id = $1) a))::text)sql";
 
-constexpr const char* prune_count_sql = R"sql(
-SELECT count(*) FROM event_delivery WHERE state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second')sql";
+// Sent rows by sent_at, dead rows by updated_at: each through its partial index.
+struct prune_sql {
+  const char* count;
+  const char* batch;
+};
 
-constexpr const char* prune_sql = R"sql(
+constexpr prune_sql prune_sent_sql{R"sql(
+SELECT count(*) FROM event_delivery WHERE state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second')sql",
+                                   R"sql(
 WITH victims AS (
     SELECT id FROM event_delivery
     WHERE state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second'
@@ -104,7 +158,25 @@ WITH victims AS (
 gone AS (DELETE FROM event_delivery d USING victims v WHERE d.id = v.id RETURNING d.*),
 archived AS (INSERT INTO event_delivery_archive SELECT gone.* FROM gone WHERE $3::boolean),
 attempts AS (DELETE FROM event_delivery_attempt a USING gone WHERE a.delivery_id = gone.id)
-SELECT count(*) FROM gone)sql";
+SELECT count(*) FROM gone)sql"};
+
+constexpr prune_sql prune_dead_sql{R"sql(
+SELECT count(*) FROM event_delivery WHERE state = 'dead' AND updated_at < now() - $1::bigint * interval '1 second')sql",
+                                   R"sql(
+WITH victims AS (
+    SELECT id FROM event_delivery
+    WHERE state = 'dead' AND updated_at < now() - $1::bigint * interval '1 second'
+    ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+gone AS (DELETE FROM event_delivery d USING victims v WHERE d.id = v.id RETURNING d.*),
+archived AS (INSERT INTO event_delivery_archive SELECT gone.* FROM gone WHERE $3::boolean),
+attempts AS (DELETE FROM event_delivery_attempt a USING gone WHERE a.delivery_id = gone.id)
+SELECT count(*) FROM gone)sql"};
+
+constexpr const char* archive_count_sql = R"sql(
+SELECT count(*) FROM event_delivery_archive WHERE archived_at < now() - $1::bigint * interval '1 second')sql";
+constexpr const char* archive_prune_sql = R"sql(
+DELETE FROM event_delivery_archive WHERE archived_at < now() - $1::bigint * interval '1 second')sql";
+constexpr auto archive_timeout = 10min;  // one statement over an unindexed table
 
 // Processing results of requests accepted before the period (one row per request,
 // not per event); requests still waiting for a final status stay.
@@ -132,9 +204,27 @@ due AS (
 wake AS (SELECT pg_notify('outbox_event_delivery', '') WHERE EXISTS (SELECT 1 FROM gone))
 SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM due), (SELECT count(*) FROM wake))sql";
 
-params requeue_params(const requeue_filter& f, std::string actor) {
-  return {text_array(f.states), int_array(f.ids), f.provider, f.destination, f.error_contains, f.since, f.until,
-          std::move(actor)};
+params row_filter_params(const row_filter& f) {
+  const param limit = f.limit ? param{std::to_string(*f.limit)} : std::nullopt;
+  return {text_array(f.states), int_array(f.ids), f.provider, f.destination, f.error_contains, f.since, f.until, limit};
+}
+
+std::vector<changed_row> read_changed_rows(const result& r) {
+  std::vector<changed_row> rows;
+  for (int i = 0; i < r.rows(); ++i) {
+    rows.push_back({r.int64(i, 0), std::string(r.text(i, 1)), std::string(r.text(i, 2)), std::string(r.text(i, 3)),
+                    std::string(r.text(i, 4)), std::string(r.text(i, 5))});
+  }
+  return rows;
+}
+
+// Programming errors: the command line offers only these states.
+void check_settle_states(const row_filter& f) {
+  for (const auto& s : f.states) {
+    if (s != "pending" && s != "held" && s != "dead") {
+      throw std::invalid_argument("a manual settlement takes pending, held or dead rows, not " + s);
+    }
+  }
 }
 
 }  // namespace
@@ -156,16 +246,43 @@ asio::awaitable<queue_gauges> async_queue_gauges(connection& conn) {
 
 asio::awaitable<std::vector<requeued_row>> async_requeue(connection& conn, const requeue_filter& f,
                                                          std::string actor) {
-  auto args = requeue_params(f, std::move(actor));
-  if (f.dry_run) args.pop_back();  // the dry run does not use $8
-  const auto sql = f.dry_run ? requeue_dry_run_sql() : requeue_sql();
+  auto args = row_filter_params(f);
+  if (!f.dry_run) args.push_back(std::move(actor));
+  const auto sql = f.dry_run ? dry_run_sql() : requeue_sql();
   const auto r = co_await conn.async_query(sql, std::move(args), statement_timeout);
-  std::vector<requeued_row> rows;
-  for (int i = 0; i < r.rows(); ++i) {
-    rows.push_back({r.int64(i, 0), std::string(r.text(i, 1)), std::string(r.text(i, 2)), std::string(r.text(i, 3)),
-                    std::string(r.text(i, 4)), std::string(r.text(i, 5))});
+  co_return read_changed_rows(r);
+}
+
+asio::awaitable<std::vector<changed_row>> async_settle_by_hand(connection& conn, const row_filter& f,
+                                                              manual_settlement how, std::string actor,
+                                                              std::string reason) {
+  check_settle_states(f);
+  auto args = row_filter_params(f);
+  if (!f.dry_run) {
+    args.push_back(std::move(actor));
+    args.push_back(std::move(reason));
   }
-  co_return rows;
+  const auto& what = how == manual_settlement::discard ? discard_sql : mark_sent_sql;
+  const auto sql = f.dry_run ? dry_run_sql() : settle_by_hand_sql(what);
+  const auto r = co_await conn.async_query(sql, std::move(args), statement_timeout);
+  co_return read_changed_rows(r);
+}
+
+asio::awaitable<std::optional<std::string>> async_resolve_time(connection& conn, time_arg t) {
+  if (t.ago) {
+    params args{std::to_string(t.ago->count())};
+    const auto r = co_await conn.async_query(time_ago_sql, std::move(args), statement_timeout);
+    co_return std::string(r.text(0, 0));
+  }
+  try {
+    params args{t.absolute};
+    const auto r = co_await conn.async_query(read_time_sql, std::move(args), statement_timeout);
+    co_return std::string(r.text(0, 0));
+  } catch (const error& e) {
+    // Class 22 (data exception): not a time PostgreSQL reads. Anything else is a real failure.
+    if (e.kind() != error_kind::sql || !e.sqlstate().starts_with("22")) throw;
+  }
+  co_return std::nullopt;
 }
 
 asio::awaitable<nlohmann::json> async_inspect(connection& conn, std::int64_t id) {
@@ -176,25 +293,54 @@ asio::awaitable<nlohmann::json> async_inspect(connection& conn, std::int64_t id)
   co_return doc;
 }
 
+asio::awaitable<std::vector<std::int64_t>> async_find_rows(connection& conn, row_lookup what) {
+  const param lead = what.lead ? param{std::to_string(*what.lead)} : std::nullopt;
+  params args{lead, what.key};
+  const auto r = co_await conn.async_query(find_rows_sql, std::move(args), statement_timeout);
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < r.rows(); ++i) ids.push_back(r.int64(i, 0));
+  co_return ids;
+}
+
 asio::awaitable<std::int64_t> async_prune(connection& conn, const prune_request& req) {
   const std::string age = std::to_string(req.older_than.count());
+  const auto& sql = req.state == prune_state::sent ? prune_sent_sql : prune_dead_sql;
   if (req.dry_run) {
     params args{age};
-    const auto r = co_await conn.async_query(prune_count_sql, std::move(args), statement_timeout);
+    const auto r = co_await conn.async_query(sql.count, std::move(args), statement_timeout);
     co_return r.int64(0, 0);
   }
   std::int64_t total = 0;
   for (;;) {
     // One short transaction per batch: locks are held for milliseconds, not minutes.
     params args{age, std::to_string(req.batch), req.archive ? "true" : "false"};
-    const auto r = co_await conn.async_query(prune_sql, std::move(args), statement_timeout);
+    const auto r = co_await conn.async_query(sql.batch, std::move(args), statement_timeout);
     const auto n = r.int64(0, 0);
     total += n;
     if (n < req.batch) break;
   }
-  params args{age};
-  (void)co_await conn.async_query(prune_requests_sql, std::move(args), statement_timeout);
+  if (req.state == prune_state::sent) {
+    params args{age};
+    (void)co_await conn.async_query(prune_requests_sql, std::move(args), statement_timeout);
+  }
   co_return total;
+}
+
+asio::awaitable<std::int64_t> async_prune_archive(connection& conn, std::chrono::seconds older_than, bool dry_run) {
+  params args{std::to_string(older_than.count())};
+  const auto r = co_await conn.async_query(dry_run ? archive_count_sql : archive_prune_sql, std::move(args),
+                                           dry_run ? statement_timeout : archive_timeout);
+  co_return dry_run ? r.int64(0, 0) : r.affected();
+}
+
+asio::awaitable<void> async_set_lock_timeout(connection& conn, std::chrono::milliseconds timeout) {
+  params args{std::to_string(timeout.count()) + "ms"};
+  (void)co_await conn.async_query(set_lock_timeout_sql, std::move(args), statement_timeout);
+}
+
+asio::awaitable<std::string> async_database_label(connection& conn) {
+  const auto r = co_await conn.async_query(database_label_sql, {}, statement_timeout);
+  co_return std::string(r.text(0, 0));
 }
 
 asio::awaitable<std::vector<destination_pause>> async_list_pauses(connection& conn) {

@@ -54,17 +54,6 @@ table/column that does not exist or has the wrong type.
 constexpr const char* command = "dispatcher import-ledgers";
 constexpr int progress_every_batches = 100;
 
-std::string known_providers() {
-  std::string out;
-  for (const auto& k : provider_kinds()) out += (out.empty() ? "" : ", ") + std::string(k.kind);
-  return out;
-}
-
-bool is_known_provider(std::string_view name) {
-  const auto kinds = provider_kinds();
-  return std::any_of(kinds.begin(), kinds.end(), [&](const provider_kind& k) { return k.kind == name; });
-}
-
 nlohmann::json to_json(const db::ledger_import_summary& s) {
   nlohmann::json ledgers = nlohmann::json::array();
   nlohmann::json totals = {
@@ -188,7 +177,7 @@ bool check_request(const db::ledger_import_request& req) {
   for (const auto& l : req.ledgers) {
     if (!is_known_provider(l.provider)) {
       std::cerr << command << ": unknown provider '" << l.provider << "' for ledger column '" << l.column
-                << "' (known: " << known_providers() << ")\n";
+                << "' (known: " << known_provider_names() << ")\n";
       bad = true;
     }
   }

@@ -11,13 +11,18 @@ namespace outbox::cli {
 namespace {
 
 constexpr const char* help = R"(usage: dispatcher inspect ID [--json]
+       dispatcher inspect --lead LEAD_ID [--json]
+       dispatcher inspect --key IDEMPOTENCY_KEY [--json]
 
 Shows one event_delivery row (state, attempts, schedule, lease, last error,
 provider response, payload) and its attempts log, oldest first: per attempt
 its error, response, the fields the provider left out (dropped: field:
 reason, detail), the match keys it carried and, for a request the provider
 processes later, that request's id and the result the provider reported.
-Exit code 1 when no row has that id.
+--lead shows every row of a lead (lead_project_id), --key the row(s) with that
+idempotency key (the id providers see; this lookup reads the whole table).
+--json prints {"row", "attempts"} for an ID, an array of them for --lead/--key.
+Exit code 1 when no row matches.
 )";
 
 // JSON text for the terminal. dump() escapes C0 controls but keeps DEL and C1
@@ -83,42 +88,96 @@ void print_row(const nlohmann::json& doc) {
   }
 }
 
-}  // namespace
-
-int inspect_command(std::span<const std::string> args) {
-  arg_reader r(args);
-  bool json = false;
+struct inspect_args {
   std::optional<std::int64_t> id;
+  db::row_lookup lookup;
+  bool json = false;
+};
+
+std::optional<std::int64_t> read_id(const std::string& arg) {
+  std::int64_t v = 0;
+  const auto [p, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), v);
+  if (ec != std::errc{} || p != arg.data() + arg.size()) return std::nullopt;
+  return v;
+}
+
+// The arguments; an exit code when the command ends here (--help, a bad argument).
+std::optional<int> read_args(std::span<const std::string> args, inspect_args& a) {
+  arg_reader r(args);
   while (!r.done()) {
     if (r.flag("--help") || r.flag("-h")) {
       std::cout << help;
       return exit_ok;
     }
     if (r.flag("--json")) {
-      json = true;
-      continue;
-    }
-    const auto arg = r.positional();
-    std::int64_t v = 0;
-    const auto [p, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), v);
-    if (id || ec != std::errc{} || p != arg.data() + arg.size()) {
-      std::cerr << "dispatcher inspect: expected one row id, got '" << arg << "'\n" << help;
+      a.json = true;
+    } else if (auto lead = r.option("--lead")) {
+      a.lookup.lead = read_id(*lead);
+      if (!a.lookup.lead) {
+        std::cerr << "dispatcher inspect: --lead: not a lead id: '" << terminal_text(*lead) << "'\n";
+        return exit_usage;
+      }
+    } else if (auto key = r.option("--key")) {
+      a.lookup.key = *key;
+    } else if (r.current().starts_with("--")) {
+      std::cerr << "dispatcher inspect: unknown or incomplete option '" << terminal_text(r.current()) << "'\n" << help;
       return exit_usage;
+    } else {
+      const auto arg = r.positional();
+      const auto id = read_id(arg);
+      if (a.id || !id) {
+        std::cerr << "dispatcher inspect: expected one row id, got '" << terminal_text(arg) << "'\n" << help;
+        return exit_usage;
+      }
+      a.id = id;
     }
-    id = v;
   }
-  if (!id) {
-    std::cerr << help;
+  const int ways = (a.id ? 1 : 0) + (a.lookup.lead ? 1 : 0) + (a.lookup.key ? 1 : 0);
+  if (ways != 1) {
+    std::cerr << (ways == 0 ? "" : "dispatcher inspect: give one of ID, --lead or --key\n") << help;
     return exit_usage;
   }
+  return std::nullopt;
+}
+
+boost::asio::awaitable<int> async_inspect_lookup(db::connection& conn, const inspect_args& a) {
+  const auto ids = co_await db::async_find_rows(conn, a.lookup);
+  if (ids.empty()) {
+    std::cerr << "dispatcher inspect: no row " << (a.lookup.lead ? "for lead " + std::to_string(*a.lookup.lead)
+                                                                 : "with key '" + terminal_text(*a.lookup.key, 80) + "'")
+              << "\n";
+    co_return exit_failure;
+  }
+  auto docs = nlohmann::json::array();
+  for (const auto id : ids) {
+    auto doc = co_await db::async_inspect(conn, id);
+    if (!doc.is_null()) docs.push_back(std::move(doc));  // pruned in between: skipped
+  }
+  if (a.json) {
+    std::cout << docs.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    co_return exit_ok;
+  }
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    std::cout << (i == 0 ? "" : "\n") << "== row " << (i + 1) << " of " << docs.size() << "\n";
+    print_row(docs[i]);
+  }
+  co_return exit_ok;
+}
+
+}  // namespace
+
+int inspect_command(std::span<const std::string> args) {
+  inspect_args a;
+  if (const auto done = read_args(args, a)) return *done;
   return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    const auto doc = co_await db::async_inspect(conn, *id);
+    if (!a.id) co_return co_await async_inspect_lookup(conn, a);
+    const auto doc = co_await db::async_inspect(conn, *a.id);
     if (doc.is_null()) {
-      std::cerr << "dispatcher inspect: no row with id " << *id << "\n";
+      std::cerr << "dispatcher inspect: no row with id " << *a.id << "\n";
       co_return exit_failure;
     }
-    if (json) {
-      std::cout << doc.dump(2) << "\n";
+    if (a.json) {
+      std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       co_return exit_ok;
     }
     print_row(doc);

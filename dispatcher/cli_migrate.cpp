@@ -1,15 +1,10 @@
-// `dispatcher migrate`: apply the embedded schema migrations.
-#include <algorithm>
-#include <chrono>
+// `dispatcher migrate`: apply the embedded schema migrations, or report them.
 #include <iostream>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
 
 #include "db/connection.hpp"
 #include "db/migrations.hpp"
 #include "dispatcher/cli.hpp"
+#include "dispatcher/terminal_text.hpp"
 
 namespace outbox::cli {
 namespace {
@@ -21,8 +16,31 @@ outbox_schema_migrations. Safe to run repeatedly (a no-op when up to date) and
 concurrently (an advisory lock serializes migrators). Refuses a database that
 was migrated by a newer dispatcher.
 
-  --status   list applied and pending migrations; change nothing
+  --status   list applied and pending migrations; change nothing. Exit code:
+             0 up to date, 3 migrations are pending (run `dispatcher migrate`),
+             1 the database records migrations this dispatcher does not know
+             or whose text changed (`migrate` would refuse it)
 )";
+
+int print_status(const db::migration_status& s) {
+  for (const auto& name : s.applied) std::cout << "applied  " << name << "\n";
+  for (const auto& name : s.pending) std::cout << "pending  " << name << "\n";
+  // Recorded names come from the database: escaped for the terminal.
+  for (const auto& name : s.unknown) std::cout << "unknown  " << terminal_text(name) << " (applied by a newer dispatcher)\n";
+  for (const auto& name : s.changed) std::cout << "changed  " << terminal_text(name) << " (edited after it was applied)\n";
+  std::cout << s.applied.size() << " applied, " << s.pending.size() << " pending";
+  if (!s.unknown.empty() || !s.changed.empty()) {
+    std::cout << ", " << s.unknown.size() << " unknown, " << s.changed.size()
+              << " changed: `dispatcher migrate` refuses this database (upgrade the dispatcher)\n";
+    return exit_failure;
+  }
+  if (!s.pending.empty()) {
+    std::cout << ": run `dispatcher migrate`\n";
+    return exit_pending;
+  }
+  std::cout << ": up to date\n";
+  return exit_ok;
+}
 
 }  // namespace
 
@@ -40,29 +58,17 @@ int migrate_command(std::span<const std::string> args) {
     std::cerr << "dispatcher migrate: unknown option '" << a << "'\n" << help;
     return exit_usage;
   }
-
-  boost::asio::io_context io;
-  auto work = [&]() -> boost::asio::awaitable<int> {
-    using namespace std::chrono_literals;
-    auto conn = co_await db::connection::async_connect(io.get_executor(), database_conninfo(), 10s);
-    const auto& all = db::embedded_migrations();
-    if (status_only) {
-      const auto applied = co_await db::async_applied_migrations(conn);
-      for (const auto& m : all) {
-        const bool done = std::find(applied.begin(), applied.end(), m.name) != applied.end();
-        std::cout << (done ? "applied  " : "pending  ") << m.name << "\n";
-      }
-      co_return exit_ok;
-    }
-    const auto report = co_await db::async_migrate(conn, all);
-    for (const auto& name : report.applied) std::cout << "applied " << name << "\n";
-    std::cout << "schema up to date: " << report.applied.size() << " applied now, " << report.already_applied.size()
-              << " already applied\n";
-    co_return exit_ok;
-  };
-  auto result = boost::asio::co_spawn(io, work(), boost::asio::use_future);
-  io.run();
-  return result.get();
+  // No lock_timeout: a migration waits for its locks (its statements' own limit is 60 s).
+  return with_database(database_conninfo(), session_options{.lock_timeout = {}, .check_schema = false},
+                       [&](db::connection& conn) -> boost::asio::awaitable<int> {
+                         const auto& all = db::embedded_migrations();
+                         if (status_only) co_return print_status(co_await db::async_migration_status(conn, all));
+                         const auto report = co_await db::async_migrate(conn, all);
+                         for (const auto& name : report.applied) std::cout << "applied " << name << "\n";
+                         std::cout << "schema up to date: " << report.applied.size() << " applied now, "
+                                   << report.already_applied.size() << " already applied\n";
+                         co_return exit_ok;
+                       });
 }
 
 }  // namespace outbox::cli

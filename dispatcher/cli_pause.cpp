@@ -1,28 +1,51 @@
 // `dispatcher pause` / `resume`: stop and restart deliveries to one destination.
 #include <iostream>
+#include <optional>
 
+#include "db/fleet_store.hpp"
 #include "db/operations_store.hpp"
 #include "dispatcher/cli.hpp"
 #include "dispatcher/cli_args.hpp"
+#include "dispatcher/config.hpp"
 #include "dispatcher/terminal_text.hpp"
 
 namespace outbox::cli {
 namespace {
 
-constexpr const char* pause_help = R"(usage: dispatcher pause PROVIDER DESTINATION [--reason TEXT]
+constexpr const char* pause_help = R"(usage: dispatcher pause PROVIDER DESTINATION [--reason TEXT] [--force]
        dispatcher pause --list
 
-Stops deliveries to a destination on every dispatcher (they re-read pauses
-every OUTBOX_SWEEP_INTERVAL_SECONDS; requests already in flight finish). Rows
-keep waiting as pending; nothing is lost or burned. `dispatcher resume`
-undoes it.
+Stops deliveries to a destination on every dispatcher: at once on those that
+LISTEN (they are notified), within OUTBOX_SWEEP_INTERVAL_SECONDS on those that
+poll; requests already in flight finish. Rows keep waiting as pending; nothing
+is lost or burned. `dispatcher resume` undoes it.
+
+The destination must be one a running dispatcher configured (its recorded
+policy) or one a row names; --force pauses a name nobody knows yet.
 )";
 
 constexpr const char* resume_help = R"(usage: dispatcher resume PROVIDER DESTINATION
 
-Resumes a destination paused with `dispatcher pause`; its waiting rows become
-due at once and the dispatchers are woken.
+Resumes a destination paused with `dispatcher pause`, and lifts the pauses the
+dispatchers took by themselves after a destination-wide failure or an open
+circuit ("retry now"). Its waiting rows become due at once and the dispatchers
+are woken. Exit status 1 when nothing was paused.
 )";
+
+// Checks the names before pausing: a typo must not report "paused" for nothing.
+boost::asio::awaitable<std::optional<std::string>> name_problem(db::connection& conn, const std::string& provider,
+                                                               const std::string& destination) {
+  if (!is_known_provider(provider)) {
+    co_return "unknown provider '" + terminal_text(provider) + "' (known: " + known_provider_names() + ")";
+  }
+  // Awaited before the test: GCC 12 miscompiles co_await inside a condition.
+  const bool known = co_await db::async_known_destination(conn, provider, destination);
+  if (!known) {
+    co_return "no dispatcher has configured " + terminal_text(provider) + "/" + terminal_text(destination) +
+        " and no row names it; check the name, or pass --force";
+  }
+  co_return std::nullopt;
+}
 
 }  // namespace
 
@@ -31,6 +54,7 @@ int pause_command(std::span<const std::string> args) {
   std::vector<std::string> names;
   std::string reason = "paused by on-call";
   bool list = false;
+  bool force = false;
   while (!r.done()) {
     if (r.flag("--help") || r.flag("-h")) {
       std::cout << pause_help;
@@ -38,6 +62,8 @@ int pause_command(std::span<const std::string> args) {
     }
     if (r.flag("--list")) {
       list = true;
+    } else if (r.flag("--force")) {
+      force = true;
     } else if (auto v = r.option("--reason")) {
       reason = *v;
     } else if (!r.current().starts_with("--")) {
@@ -63,8 +89,17 @@ int pause_command(std::span<const std::string> args) {
       if (pauses.empty()) std::cout << "no destination is paused\n";
       co_return exit_ok;
     }
+    if (!force) {
+      const auto problem = co_await name_problem(conn, names[0], names[1]);
+      if (problem) {
+        std::cerr << "dispatcher pause: " << *problem << "\n";
+        co_return exit_usage;
+      }
+    }
     const bool fresh = co_await db::async_pause(conn, names[0], names[1], reason, operator_name());
-    std::cout << names[0] << "/" << names[1] << (fresh ? " paused" : " was already paused (reason updated)") << "\n";
+    co_await db::async_signal_pauses(conn);
+    std::cout << terminal_text(names[0]) << "/" << terminal_text(names[1])
+              << (fresh ? " paused" : " was already paused (reason updated)") << "\n";
     co_return exit_ok;
   });
 }
@@ -89,8 +124,14 @@ int resume_command(std::span<const std::string> args) {
   }
   return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
     const bool resumed = co_await db::async_resume(conn, names[0], names[1]);
-    std::cout << names[0] << "/" << names[1] << (resumed ? " resumed" : " was not paused") << "\n";
-    co_return resumed ? exit_ok : exit_failure;
+    const auto automatic = co_await db::async_request_resume(conn, names[0], names[1], operator_name());
+    const std::string name = terminal_text(names[0]) + "/" + terminal_text(names[1]);
+    if (resumed) std::cout << name << " resumed (on-call pause lifted)\n";
+    if (automatic > 0) {
+      std::cout << name << ": automatic pause lifted on " << automatic << " dispatcher(s) (retry now)\n";
+    }
+    if (!resumed && automatic == 0) std::cout << name << " was not paused\n";
+    co_return resumed || automatic > 0 ? exit_ok : exit_failure;
   });
 }
 

@@ -1,12 +1,15 @@
 // `dispatcher run`: the long-running dispatcher process.
+#include <pthread.h>
+
 #include <csignal>
+#include <exception>
 #include <iostream>
+#include <optional>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/use_future.hpp>
 
 #include "db/connection.hpp"
 #include "db/migrations.hpp"
@@ -27,7 +30,8 @@ Runs the dispatcher until SIGTERM or SIGINT: wakes on NOTIFY (and polls),
 claims due rows under a lease, delivers them, and records each outcome.
 On SIGTERM/SIGINT it stops claiming, lets requests in flight finish within
 OUTBOX_SHUTDOWN_GRACE_SECONDS, gives back the rest and exits 0. A second
-signal exits at once.
+signal exits at once. A signal during start-up (connecting, migrating) exits 0
+at once: nothing was claimed yet, and an unfinished migration is rolled back.
 
   --migrate   apply pending schema migrations before starting
 
@@ -81,24 +85,63 @@ std::optional<config> load_run_config() {
   }
 }
 
-// Runs async_preflight to completion on `io`, which is left ready to run again.
-void preflight(asio::io_context& io, const config& cfg, bool migrate, logger& log) {
-  auto pre = asio::co_spawn(io, async_preflight(io.get_executor(), cfg, migrate, log), asio::use_future);
+// SIGTERM and SIGINT stay pending from the first line of `run` (main.cpp holds
+// them even earlier) until their handler exists: PID 1 in a container drops a
+// signal it has no handler for, so a stop sent during start-up would otherwise
+// wait for the orchestrator's SIGKILL.
+class held_stop_signals {
+ public:
+  held_stop_signals() {
+    sigemptyset(&stop_);
+    sigaddset(&stop_, SIGTERM);
+    sigaddset(&stop_, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_, nullptr);
+  }
+  // Unblocks rather than restores: main.cpp's hold ends here too.
+  ~held_stop_signals() { pthread_sigmask(SIG_UNBLOCK, &stop_, nullptr); }
+  held_stop_signals(const held_stop_signals&) = delete;
+  held_stop_signals& operator=(const held_stop_signals&) = delete;
+
+ private:
+  sigset_t stop_{};
+};
+
+const char* signal_name(int signo) { return signo == SIGTERM ? "SIGTERM" : "SIGINT"; }
+
+// Runs async_preflight on `io`, which is left ready to run again; false when a
+// signal came first. The abandoned check is freed with `io`, which closes its
+// connection: the server rolls back an unfinished migration and frees the
+// migration lock as soon as it sees the session gone.
+[[nodiscard]] bool preflight(asio::io_context& io, asio::signal_set& signals, const config& cfg, bool migrate,
+                             logger& log) {
+  std::exception_ptr failure;
+  asio::co_spawn(io, async_preflight(io.get_executor(), cfg, migrate, log), [&](std::exception_ptr e) {
+    failure = e;
+    signals.cancel();  // a signal from now on waits, queued, for run_engine
+  });
+  bool stopped = false;
+  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+    if (ec) return;  // cancelled: the check ended first
+    log.info("signal received during start-up; exiting before any claim", {{"signal", signal_name(signo)}});
+    stopped = true;
+    io.stop();
+  });
   io.run();
   io.restart();
-  pre.get();  // throws: one clear line via cli::main
+  if (stopped) return false;
+  if (failure) std::rethrow_exception(failure);  // one clear line via cli::main
+  return true;
 }
 
 // Runs the engine (and the metrics server) on `io` until it stops; the exit code.
-int run_engine(asio::io_context& io, const config& cfg, logger& log) {
+int run_engine(asio::io_context& io, asio::signal_set& signals, const config& cfg, logger& log) {
   engine eng(io.get_executor(), cfg, log);
-  asio::signal_set signals(io, SIGINT, SIGTERM);
   bool forced = false;
   int signals_seen = 0;
   std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
                                                                                int signo) {
     if (ec) return;
-    log.info("signal received", {{"signal", signo == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    log.info("signal received", {{"signal", signal_name(signo)}});
     if (++signals_seen == 1) {
       eng.request_stop();
       signals.async_wait(on_signal);
@@ -113,10 +156,10 @@ int run_engine(asio::io_context& io, const config& cfg, logger& log) {
   std::optional<metrics_server> metrics;
   if (cfg.metrics_address && !cfg.metrics_address->empty()) {
     metrics.emplace(
-        io.get_executor(), *cfg.metrics_address, [&] { return eng.metrics_snapshot().render(); },
+        io.get_executor(), *cfg.metrics_address, metrics_server::snapshot_fn{[&] { return eng.metrics_snapshot(); }},
         [&] { return eng.readiness(); });
     asio::co_spawn(io, metrics->async_run(), asio::detached);
-    log.info("serving /metrics, /healthz and /readyz", {{"address", *cfg.metrics_address}, {"port", metrics->port()}});
+    log.info("serving /metrics, /status, /healthz and /readyz", {{"address", *cfg.metrics_address}, {"port", metrics->port()}});
   }
 
   std::exception_ptr failure;
@@ -134,20 +177,23 @@ int run_engine(asio::io_context& io, const config& cfg, logger& log) {
 }  // namespace
 
 int run_command(std::span<const std::string> args) {
+  std::optional<held_stop_signals> held(std::in_place);
   bool migrate = false;
   if (const auto done = read_args(args, migrate)) return *done;
   const auto loaded = load_run_config();
   if (!loaded) return exit_usage;
   const config& cfg = *loaded;
   logger log(cfg.min_log_level);
+  asio::io_context io(1);
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  held.reset();  // a signal held since the first line reaches `signals` now
 
   // Builds the ISO 3166 match indexes (0.1-0.3 s of ICU work) now, before the
   // event loop runs, instead of on the loop at the first country in a row.
   (void)providers::normalize_pii(providers::pii_field::country, "United States");
   (void)providers::normalize_pii(providers::pii_field::state, "California", {"", "us"});
-  asio::io_context io(1);
-  preflight(io, cfg, migrate, log);
-  return run_engine(io, cfg, log);
+  if (!preflight(io, signals, cfg, migrate, log)) return exit_ok;
+  return run_engine(io, signals, cfg, log);
 }
 
 }  // namespace outbox::cli

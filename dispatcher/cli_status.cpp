@@ -1,10 +1,12 @@
 // `dispatcher status`: what on-call looks at first.
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <iomanip>
 #include <iostream>
 
 #include "db/conversion_report_store.hpp"
+#include "db/fleet_store.hpp"
 #include "db/operations_store.hpp"
 #include "dispatcher/cli.hpp"
 #include "dispatcher/cli_args.hpp"
@@ -108,6 +110,49 @@ void print_conversions(const nlohmann::json& conversions) {
   }
 }
 
+// Seconds as "42 s", "12 min", "3.5 h": lag is read at a glance.
+std::string age(double seconds) {
+  char buf[32];
+  if (seconds < 120) std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+  else if (seconds < 7200) std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  else std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  return buf;
+}
+
+// Delivery lag: the oldest row not yet delivered, by created_at. It rises while a
+// destination is paused, broken or behind, even when no row is due.
+void print_lag(const nlohmann::json& lags) {
+  if (lags.empty()) {
+    std::cout << "\ndelivery lag: none (nothing waiting)\n";
+    return;
+  }
+  std::cout << "\ndelivery lag (oldest pending or sending row, by created_at):\n";
+  for (const auto& l : lags) {
+    std::cout << "  " << text(l, "provider") << "/" << text(l, "destination") << "  "
+              << age(l.value("seconds", 0.0)) << "  (" << l.value("rows", 0) << " rows)\n";
+  }
+}
+
+// The dispatchers' heartbeats, with the pauses each took by itself.
+void print_dispatchers(const nlohmann::json& fleet) {
+  if (fleet.empty()) {
+    std::cout << "\ndispatchers: none has recorded a heartbeat\n";
+    return;
+  }
+  std::cout << "\ndispatchers:\n";
+  for (const auto& d : fleet) {
+    std::cout << "  " << text(d, "instance") << "  " << (d.value("live", false) ? "live" : "gone") << "  version "
+              << text(d, "version") << "  " << text(d, "host") << " pid " << d.value("pid", 0) << "  up since "
+              << text(d, "started_at") << "  last seen " << text(d, "last_seen") << "\n";
+    if (!d.value("live", false)) continue;
+    for (const auto& p : d.value("automatic_pauses", nlohmann::json::array())) {
+      std::cout << "    paused by itself: " << text(p, "provider") << "/" << text(p, "destination") << " until "
+                << text(p, "until", "?") << ": " << text(p, "reason") << "  -> dispatcher resume "
+                << text(p, "provider") << " " << text(p, "destination") << "\n";
+    }
+  }
+}
+
 void print_text(const nlohmann::json& s) {
   const auto& by_state = s["by_state"];
   std::cout << "rows:  pending " << count(by_state, "pending") << "   sending " << count(by_state, "sending")
@@ -149,7 +194,23 @@ void print_text(const nlohmann::json& s) {
                 << "  by " << text(p, "paused_by", "?") << ": " << text(p, "reason") << "\n";
     }
   }
+  print_lag(s.value("delivery_lag", nlohmann::json::array()));
+  print_dispatchers(s.value("dispatchers", nlohmann::json::array()));
   print_conversions(s.value("conversions", nlohmann::json::array()));
+}
+
+// Lag and heartbeats (sql/0006); absent on an older schema.
+boost::asio::awaitable<void> add_fleet(db::connection& conn, nlohmann::json& s) {
+  const auto lags = co_await db::async_delivery_lag(conn);
+  if (lags) {
+    s["delivery_lag"] = nlohmann::json::array();
+    for (const auto& l : *lags) {
+      s["delivery_lag"].push_back(
+          {{"provider", l.provider}, {"destination", l.destination}, {"seconds", l.seconds}, {"rows", l.rows}});
+    }
+  }
+  const auto fleet = co_await db::async_try(db::async_fleet(conn));
+  if (fleet) s["dispatchers"] = *fleet;
 }
 
 }  // namespace
@@ -173,6 +234,7 @@ int status_command(std::span<const std::string> args) {
     auto s = co_await db::async_status(conn);
     const std::vector<std::string> keys(providers::match_key::all.begin(), providers::match_key::all.end());
     s["conversions"] = co_await db::async_conversion_report(conn, keys);
+    co_await add_fleet(conn, s);
     if (json) {
       std::cout << s.dump(2) << "\n";
     } else {

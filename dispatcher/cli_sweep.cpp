@@ -3,9 +3,6 @@
 #include <iostream>
 #include <optional>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
 #include <nlohmann/json.hpp>
 
 #include "db/connection.hpp"
@@ -14,6 +11,7 @@
 #include "dispatcher/config.hpp"
 #include "dispatcher/destinations.hpp"
 #include "dispatcher/duration_arg.hpp"
+#include "dispatcher/terminal_text.hpp"
 
 namespace outbox::cli {
 namespace {
@@ -31,7 +29,7 @@ this command does it now. Rows with a live lease are never touched.
 
   --dry-run              list what would be reset; change nothing
   --provider NAME        only rows of this provider (e.g. meta, webhook)
-  --older-than DURATION  only leases expired at least this long ago (90, 90s, 15m, 2h, 1d)
+  --older-than DURATION  only leases expired at least this long ago (90s, 15m, 2h, 1d: a unit is required)
   --json                 print rows as a JSON array
 )";
 
@@ -55,12 +53,12 @@ std::optional<int> read_args(std::span<const std::string> args, sweep_args& a) {
     } else if (arg == "--provider" && has_value) {
       a.req.provider = args[++i];
     } else if (arg == "--older-than" && has_value) {
-      const auto d = parse_duration_arg(args[++i]);
-      if (!d) {
-        std::cerr << "dispatcher sweep: --older-than: not a duration: '" << args[i] << "' (try 90s, 15m, 2h)\n";
+      const auto d = read_duration_arg(args[++i]);
+      if (!d.value) {
+        std::cerr << "dispatcher sweep: --older-than: " << d.problem << "\n";
         return exit_usage;
       }
-      a.req.older_than = *d;
+      a.req.older_than = *d.value;
     } else {
       std::cerr << "dispatcher sweep: unknown or incomplete option '" << arg << "'\n" << help;
       return exit_usage;
@@ -72,7 +70,7 @@ std::optional<int> read_args(std::span<const std::string> args, sweep_args& a) {
 // This shell's configuration, or nullopt after printing why it is unusable.
 std::optional<config> load_sweep_config() {
   try {
-    return load_config(process_environment());
+    return load_config(cli_environment());
   } catch (const config_error& e) {
     std::cerr << "dispatcher sweep: configuration error:\n" << e.what() << "\n";
     return std::nullopt;
@@ -87,18 +85,6 @@ void apply_local_policy(const config& cfg, db::sweep_request& req) {
   }
 }
 
-std::vector<db::swept_row> sweep(const config& cfg, const db::sweep_request& req) {
-  boost::asio::io_context io;
-  auto work = [&]() -> boost::asio::awaitable<std::vector<db::swept_row>> {
-    using namespace std::chrono_literals;
-    auto conn = co_await db::connection::async_connect(io.get_executor(), cfg.database_url, 10s);
-    co_return (co_await db::async_sweep(conn, req)).value();
-  };
-  auto fut = boost::asio::co_spawn(io, work(), boost::asio::use_future);
-  io.run();
-  return fut.get();
-}
-
 void print_json(const std::vector<db::swept_row>& rows) {
   auto out = nlohmann::json::array();
   for (const auto& r : rows) {
@@ -106,7 +92,7 @@ void print_json(const std::vector<db::swept_row>& rows) {
                    {"previous_owner", r.previous_owner}, {"attempts", r.attempts}, {"new_state", r.new_state},
                    {"expired_seconds_ago", r.expired_seconds_ago}});
   }
-  std::cout << out.dump(2) << "\n";
+  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 void print_table(const std::vector<db::swept_row>& rows) {
@@ -115,9 +101,11 @@ void print_table(const std::vector<db::swept_row>& rows) {
             << std::setw(10) << "attempts" << std::setw(10) << "new_state" << std::setw(14) << "expired_ago"
             << "previous_owner\n";
   for (const auto& r : rows) {
-    std::cout << std::left << std::setw(12) << r.id << std::setw(12) << r.provider << std::setw(16) << r.destination
-              << std::setw(10) << r.attempts << std::setw(10) << r.new_state << std::setw(14)
-              << (std::to_string(static_cast<long long>(r.expired_seconds_ago)) + "s") << r.previous_owner << "\n";
+    // Names and owners are row text from the database: escaped for the terminal.
+    std::cout << std::left << std::setw(12) << r.id << std::setw(12) << terminal_text(r.provider) << std::setw(16)
+              << terminal_text(r.destination) << std::setw(10) << r.attempts << std::setw(10) << r.new_state
+              << std::setw(14) << (std::to_string(static_cast<long long>(r.expired_seconds_ago)) + "s")
+              << terminal_text(r.previous_owner) << "\n";
   }
 }
 
@@ -142,16 +130,18 @@ int sweep_command(std::span<const std::string> args) {
   if (!cfg) return exit_usage;
   apply_local_policy(*cfg, a.req);
 
-  const auto rows = sweep(*cfg, a.req);
-  if (a.json) {
-    print_json(rows);
-    return exit_ok;
-  }
-  print_table(rows);
-  warn_unrecorded_policy(rows);
-  std::cout << (a.req.dry_run ? "would reset " : "reset ") << rows.size() << " row(s) with an expired lease"
-            << (a.req.dry_run ? " (dry run: nothing changed)" : "") << "\n";
-  return exit_ok;
+  return with_database(cfg->database_url, [&](db::connection& conn) -> boost::asio::awaitable<int> {
+    const auto rows = (co_await db::async_sweep(conn, a.req)).value();
+    if (a.json) {
+      print_json(rows);
+      co_return exit_ok;
+    }
+    print_table(rows);
+    warn_unrecorded_policy(rows);
+    std::cout << (a.req.dry_run ? "would reset " : "reset ") << rows.size() << " row(s) with an expired lease"
+              << (a.req.dry_run ? " (dry run: nothing changed)" : "") << "\n";
+    co_return exit_ok;
+  });
 }
 
 }  // namespace outbox::cli

@@ -127,5 +127,8 @@ struct provider_kind {
 };
 
 [[nodiscard]] std::span<const provider_kind> provider_kinds();
+// "webhook, meta, tiktok, google_ads, google_data_manager", for messages.
+[[nodiscard]] std::string known_provider_names();
+[[nodiscard]] bool is_known_provider(std::string_view name);
 
 }  // namespace outbox

@@ -1,5 +1,6 @@
 // Destinations: the provider registry, common keys (concurrency, rate, burst,
 // paused), extra headers, and each provider's own validator.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -28,6 +29,17 @@ constexpr std::array<provider_kind, 5> registry{{
 }  // namespace
 
 std::span<const provider_kind> provider_kinds() { return registry; }
+
+std::string known_provider_names() {
+  std::string out;
+  for (const auto& k : provider_kinds()) out += (out.empty() ? "" : ", ") + std::string(k.kind);
+  return out;
+}
+
+bool is_known_provider(std::string_view name) {
+  const auto kinds = provider_kinds();
+  return std::any_of(kinds.begin(), kinds.end(), [&](const provider_kind& k) { return k.kind == name; });
+}
 
 namespace config_detail {
 namespace {

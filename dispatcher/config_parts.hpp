@@ -41,6 +41,9 @@ struct raw_config {
 };
 
 inline constexpr std::string_view config_file_var = "OUTBOX_CONFIG_FILE";
+// The on-call commands' audit name (not a dispatcher setting, but set in the same
+// environment, e.g. a container's): `run` accepts it without complaint.
+inline constexpr std::string_view operator_var = "OUTBOX_OPERATOR";
 inline constexpr std::string_view dest_prefix = "OUTBOX_DEST__";
 inline constexpr std::string_view dest_pattern = "OUTBOX_DEST__<PROVIDER>__<DESTINATION>__<KEY>";
 

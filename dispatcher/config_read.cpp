@@ -179,7 +179,7 @@ void read_env(const environment& env, raw_config& raw, std::vector<std::string>&
       raw.globals[var] = {value, var};
     } else if (var.starts_with(dest_prefix)) {
       read_env_destination(var, value, raw, problems);
-    } else if (var.starts_with("OUTBOX_") && var != config_file_var) {
+    } else if (var.starts_with("OUTBOX_") && var != config_file_var && var != operator_var) {
       std::string hint = suggestion(var, global_settings);
       if (hint.empty() && var.starts_with("OUTBOX_DEST")) {
         hint = "; destination settings look like " + std::string{dest_pattern};

@@ -1,5 +1,7 @@
 #include "dispatcher/duration_arg.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <system_error>
 
@@ -24,27 +26,34 @@ long long unit_seconds(char suffix) {
   }
 }
 
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+bool all_digits(std::string_view text) { return !text.empty() && std::all_of(text.begin(), text.end(), is_digit); }
+
 }  // namespace
 
-duration_arg read_duration_arg(std::string_view text) {
+duration_arg read_duration_arg(std::string_view text, zero_duration zero) {
   const std::string shown{text.substr(0, 40)};
   duration_arg out;
-  out.problem = "not a duration: '" + shown + "' (a whole number with an optional unit s, m, h, d or y: 90s, 15m, 30d)";
-  if (text.empty()) return out;
-  long long unit = unit_seconds(text.back());
-  if (unit == 0) {
-    unit = 1;  // bare seconds
-  } else {
-    text.remove_suffix(1);
+  if (all_digits(text)) {
+    // The unit is never guessed: "30" was 30 seconds once, and meant 30 days.
+    out.problem = "'" + shown + "' needs a unit: " + shown + "s, " + shown + "m, " + shown + "h, " + shown + "d";
+    return out;
   }
+  out.problem = "not a duration: '" + shown + "' (a whole number and a unit s, m, h, d or y: 90s, 15m, 30d)";
+  const long long unit = text.empty() ? 0 : unit_seconds(text.back());
+  if (unit == 0) return out;
+  text.remove_suffix(1);
   long long value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const bool whole_number = !text.empty() && ptr == text.data() + text.size() && text.front() != '-' &&
-                            text.front() != '+';
-  if (!whole_number || (ec != std::errc{} && ec != std::errc::result_out_of_range)) return out;
+  if (!all_digits(text) || ptr != text.data() + text.size()) return out;
   // Compare before multiplying: value * unit could overflow.
   if (ec == std::errc::result_out_of_range || value > max_duration_arg.count() / unit) {
     out.problem = "'" + shown + "' is longer than the maximum of 10 years (3650d)";
+    return out;
+  }
+  if (value == 0 && zero == zero_duration::refused) {
+    out.problem = "'" + shown + "' is zero: give a duration longer than 0 (e.g. 30d)";
     return out;
   }
   out.value = std::chrono::seconds{value * unit};
@@ -53,5 +62,10 @@ duration_arg read_duration_arg(std::string_view text) {
 }
 
 std::optional<std::chrono::seconds> parse_duration_arg(std::string_view text) { return read_duration_arg(text).value; }
+
+bool looks_like_duration(std::string_view text) {
+  if (!text.empty() && !is_digit(text.back())) text.remove_suffix(1);
+  return all_digits(text);
+}
 
 }  // namespace outbox

@@ -4,6 +4,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "db/fleet_store.hpp"
 #include "dispatcher/instance_id.hpp"
 #include "dispatcher/task_guard.hpp"
 
@@ -57,7 +58,7 @@ void engine::on_listener_event(const db::listener_event& e) {
   switch (e.type) {
     case db::listener_event::kind::notification:
       ++ctx_.metrics.notifications;
-      if (maintenance_.any_on_call_pause()) {
+      if (maintenance_.any_on_call_pause() || e.detail == db::pauses_changed_payload) {
         // Maybe `dispatcher resume`: re-read pauses first, or the claim would skip
         // the just-released destination. The reload wakes the claimer.
         maintenance_.reload_pauses();
@@ -129,13 +130,40 @@ asio::awaitable<void> engine::async_drain() {
   sender_.close_idle();
 }
 
+namespace {
+
+// The gate's state in on-call words. An automatic pause is a circuit breaker
+// when the gate opened it for consecutive failures (its reason says so).
+destination_view view_of(const destination_gate& gate, std::chrono::system_clock::time_point now) {
+  destination_view v;
+  v.reason = gate.reason();
+  if (gate.manually_paused()) {
+    v.state = "paused";
+  } else if (gate.probing()) {
+    v.state = "probing";
+  } else if (gate.paused(now)) {
+    v.state = gate.reason().starts_with("circuit open") ? "circuit open" : "paused (automatic)";
+    v.reopens_at = gate.reopens_at();
+  } else {
+    v.state = "open";
+    v.reason.clear();
+  }
+  return v;
+}
+
+}  // namespace
+
 outbox::metrics engine::metrics_snapshot() const {
   auto m = ctx_.metrics;
   m.in_flight = static_cast<std::int64_t>(ctx_.in_flight.size());
   m.listener_up = listener_ && listener_->is_listening();
+  m.instance = ctx_.instance_id;
+  m.process = read_process_stats();
   const auto now = std::chrono::system_clock::now();
   ctx_.destinations.for_each([&](const destination& d) {
-    if (d.gate.paused(now)) m.paused.insert({d.provider_kind, d.name});
+    const metrics::destination_key key{d.provider_kind, d.name};
+    if (d.gate.paused(now)) m.paused.insert(key);
+    m.destinations[key] = view_of(d.gate, now);
   });
   return m;
 }

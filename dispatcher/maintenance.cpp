@@ -120,7 +120,7 @@ asio::awaitable<bool> maintenance::async_refresh(db::connection& conn) {
   if (!gauges) co_return false;
   ctx_.metrics.rows_by_state = gauges->rows_by_state;
   ctx_.metrics.oldest_due_seconds = gauges->oldest_due_seconds;
-  co_return true;
+  co_return co_await async_fleet_refresh(conn);
 }
 
 asio::awaitable<bool> maintenance::async_load_pauses(db::connection& conn) {
@@ -131,7 +131,7 @@ asio::awaitable<bool> maintenance::async_load_pauses(db::connection& conn) {
     co_return false;
   }
   apply_on_call_pauses(*pauses);
-  co_return true;
+  co_return co_await async_apply_resume_requests(conn);
 }
 
 asio::awaitable<bool> maintenance::async_record_policies(db::connection& conn) {

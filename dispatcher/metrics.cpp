@@ -2,6 +2,9 @@
 
 #include <cstdio>
 
+#include "dispatcher/version.hpp"
+#include "providers/match_keys.hpp"
+
 namespace outbox {
 namespace {
 
@@ -42,6 +45,25 @@ std::string dest_labels(const metrics::destination_key& k) {
   return "provider=\"" + label_value(k.first) + "\",destination=\"" + label_value(k.second) + "\"";
 }
 
+// `counts` plus a 0 for each configured destination and each of `values` not yet counted.
+template <class Values>
+std::map<metrics::outcome_key, std::uint64_t> from_zero(std::map<metrics::outcome_key, std::uint64_t> counts,
+                                                        const std::map<metrics::destination_key, destination_view>& dests,
+                                                        const Values& values) {
+  for (const auto& [k, view] : dests) {
+    for (const auto v : values) counts.try_emplace({k.first, k.second, std::string(v)}, 0);
+  }
+  return counts;
+}
+
+// `values` plus a default (0, an empty histogram) for each configured destination.
+template <class T>
+std::map<metrics::destination_key, T> from_zero(std::map<metrics::destination_key, T> values,
+                                                const std::map<metrics::destination_key, destination_view>& dests) {
+  for (const auto& [k, view] : dests) values.try_emplace(k);
+  return values;
+}
+
 }  // namespace
 
 std::string label_value(const std::string& v) {
@@ -75,6 +97,14 @@ void histogram::render(std::string& out, const std::string& name, const std::str
   sample(out, name + "_count", labels, static_cast<double>(count_));
 }
 
+void metrics::note_settled(const destination_key& k, const std::string& outcome, const std::string& error,
+                           std::chrono::system_clock::time_point at) {
+  ++deliveries[{k.first, k.second, outcome}];
+  // Put-backs (paused, released, abandoned) say what the dispatcher did, not what failed.
+  const bool failure = outcome == "retry" || outcome == "dead" || outcome == "rejected" || outcome == "held";
+  if (failure && !error.empty()) last_errors[k] = {error, at};
+}
+
 std::uint64_t metrics::total(const std::string& outcome) const {
   std::uint64_t n = 0;
   for (const auto& [k, v] : deliveries) n += std::get<2>(k) == outcome ? v : 0;
@@ -93,7 +123,7 @@ void metrics::render_conversions(std::string& out) const {
   }
   header(out, "outbox_match_key_events_total", "counter",
          "Delivered events that carried each match key; divide by outbox_deliveries_total{outcome=\"delivered\"}.");
-  for (const auto& [k, n] : match_keys) {
+  for (const auto& [k, n] : from_zero(match_keys, destinations, providers::match_key::all)) {
     sample(out, "outbox_match_key_events_total",
            dest_labels({std::get<0>(k), std::get<1>(k)}) + ",key=\"" + label_value(std::get<2>(k)) + "\"", double(n));
   }
@@ -105,22 +135,62 @@ void metrics::render_conversions(std::string& out) const {
   }
 }
 
+// Per destination gauges: every configured destination has a sample, 0 included.
+void metrics::render_destination_gauges(std::string& out) const {
+  header(out, "outbox_destination_paused", "gauge",
+         "1 while a destination is paused (on-call, configuration, credentials refused, circuit open), else 0.");
+  auto all_paused = from_zero(std::map<destination_key, int>{}, destinations);
+  for (const auto& k : paused) all_paused[k] = 1;
+  for (const auto& [k, v] : all_paused) sample(out, "outbox_destination_paused", dest_labels(k), v);
+  header(out, "outbox_delivery_lag_seconds", "gauge",
+         "Age of the oldest unsent row of a destination by created_at (0 when none): rises while it is paused, "
+         "failing or behind.");
+  for (const auto& [k, v] : from_zero(delivery_lag_seconds, destinations))
+    sample(out, "outbox_delivery_lag_seconds", dest_labels(k), v);
+  if (!backlog_rows) return;  // not read from the database yet: no sample rather than a false 0
+  header(out, "outbox_backlog_rows", "gauge", "Unsent rows (pending or sending) of a destination.");
+  for (const auto& [k, v] : from_zero(*backlog_rows, destinations)) sample(out, "outbox_backlog_rows", dest_labels(k), double(v));
+}
+
+// The metrics every Prometheus client library exports, named as they name them.
+void metrics::render_process(std::string& out) const {
+  header(out, "outbox_build_info", "gauge", "Always 1; the version label is the dispatcher's.");
+  sample(out, "outbox_build_info", "version=\"" + label_value(std::string(version())) + "\"", 1);
+  if (!process) return;
+  header(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+  sample(out, "process_cpu_seconds_total", "", process->cpu_seconds);
+  header(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+  sample(out, "process_resident_memory_bytes", "", double(process->resident_bytes));
+  header(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+  sample(out, "process_virtual_memory_bytes", "", double(process->virtual_bytes));
+  header(out, "process_open_fds", "gauge", "Number of open file descriptors.");
+  sample(out, "process_open_fds", "", double(process->open_fds));
+  if (process->max_fds > 0) {
+    header(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+    sample(out, "process_max_fds", "", double(process->max_fds));
+  }
+  header(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+  sample(out, "process_start_time_seconds", "", process->start_time_seconds);
+}
+
 std::string metrics::render() const {
   std::string out;
   header(out, "outbox_rows", "gauge", "Rows by state (sent is not counted; see dispatcher status).");
-  for (const auto& [state, n] : rows_by_state) sample(out, "outbox_rows", "state=\"" + label_value(state) + "\"", double(n));
+  auto rows = rows_by_state;
+  for (const auto state : open_row_states) rows.try_emplace(std::string(state), 0);
+  for (const auto& [state, n] : rows) sample(out, "outbox_rows", "state=\"" + label_value(state) + "\"", double(n));
   header(out, "outbox_oldest_due_seconds", "gauge", "Age of the oldest pending row that is due now (0 when none).");
   sample(out, "outbox_oldest_due_seconds", "", oldest_due_seconds);
   header(out, "outbox_deliveries_total", "counter", "Rows settled by this process, by outcome.");
-  for (const auto& [k, n] : deliveries) {
+  for (const auto& [k, n] : from_zero(deliveries, destinations, delivery_outcomes)) {
     sample(out, "outbox_deliveries_total",
            dest_labels({std::get<0>(k), std::get<1>(k)}) + ",outcome=\"" + label_value(std::get<2>(k)) + "\"", double(n));
   }
   render_conversions(out);
   header(out, "outbox_requests_total", "counter", "HTTP requests sent, by destination.");
-  for (const auto& [k, n] : requests) sample(out, "outbox_requests_total", dest_labels(k), double(n));
+  for (const auto& [k, n] : from_zero(requests, destinations)) sample(out, "outbox_requests_total", dest_labels(k), double(n));
   header(out, "outbox_request_duration_seconds", "histogram", "HTTP request latency, by destination.");
-  for (const auto& [k, h] : request_seconds) h.render(out, "outbox_request_duration_seconds", dest_labels(k));
+  for (const auto& [k, h] : from_zero(request_seconds, destinations)) h.render(out, "outbox_request_duration_seconds", dest_labels(k));
   header(out, "outbox_claim_duration_seconds", "histogram", "Claim statement latency.");
   claim_seconds.render(out, "outbox_claim_duration_seconds", "");
   header(out, "outbox_settle_duration_seconds", "histogram", "Settle statement latency (one batch).");
@@ -151,12 +221,12 @@ std::string metrics::render() const {
   sample(out, "outbox_database_errors_total", "", double(db_errors));
   header(out, "outbox_in_flight_rows", "gauge", "Rows claimed by this process and not yet settled.");
   sample(out, "outbox_in_flight_rows", "", double(in_flight));
-  header(out, "outbox_destination_paused", "gauge", "1 for each paused destination.");
-  for (const auto& k : paused) sample(out, "outbox_destination_paused", dest_labels(k), 1);
+  render_destination_gauges(out);
   header(out, "outbox_database_up", "gauge", "1 when the last claim reached the database.");
   sample(out, "outbox_database_up", "", database_up ? 1 : 0);
   header(out, "outbox_listener_up", "gauge", "1 while LISTEN is active (0 in poll mode).");
   sample(out, "outbox_listener_up", "", listener_up ? 1 : 0);
+  render_process(out);
   return out;
 }
 

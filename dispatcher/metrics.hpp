@@ -1,13 +1,23 @@
 #pragma once
 // In-process metrics rendered in the Prometheus text format (version 0.0.4).
 // Updated and read on the engine's one thread, so no locking.
+//
+// Every series of a configured destination is exported from the start, at 0:
+// `increase()` and `rate()` need a sample before the first event, and a gauge
+// that vanishes cannot be told from a scrape that failed. Label values come
+// from the configuration (rows naming anything else are counted as "unknown").
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
+
+#include "dispatcher/process_stats.hpp"
 
 namespace outbox {
 
@@ -24,6 +34,25 @@ class histogram {
   std::array<std::uint64_t, bounds.size()> counts_{};
   std::uint64_t count_ = 0;
   double sum_ = 0;
+};
+
+// The outcomes an attempt can be settled with (the attempts log's names).
+inline constexpr std::array<std::string_view, 8> delivery_outcomes{"delivered", "retry",    "dead",      "rejected",
+                                                                   "held",      "paused",   "released",  "abandoned"};
+// The states outbox_rows reports (sent is not counted).
+inline constexpr std::array<std::string_view, 4> open_row_states{"pending", "sending", "dead", "held"};
+
+// How a configured destination stands right now, for /status.
+struct destination_view {
+  std::string state;   // open, probing, paused, paused (automatic), circuit open
+  std::string reason;  // why it is not open; empty when open
+  std::optional<std::chrono::system_clock::time_point> reopens_at;  // an automatic pause's end
+};
+
+// The last failure seen for a destination (the settled row's error text, never its payload).
+struct error_note {
+  std::string message;
+  std::chrono::system_clock::time_point at;
 };
 
 struct metrics {
@@ -54,12 +83,27 @@ struct metrics {
   std::map<std::string, std::int64_t> rows_by_state;  // refreshed by the maintenance loop
   double oldest_due_seconds = 0;
   std::set<destination_key> paused;
+  std::map<destination_key, double> delivery_lag_seconds;  // age of the oldest unsent row by created_at (maintenance)
+  // Unsent rows (pending and sending) per destination (maintenance); nullopt until first read.
+  std::optional<std::map<destination_key, std::int64_t>> backlog_rows;
+  std::map<destination_key, error_note> last_errors;       // per destination, from settled rows
+  // Filled by engine::metrics_snapshot: the configured destinations (the label
+  // values every series starts from), this process, and its /proc figures.
+  std::map<destination_key, destination_view> destinations;
+  std::string instance;
+  std::optional<process_stats> process;
   bool database_up = false;
   bool listener_up = false;
   std::int64_t in_flight = 0;
 
   [[nodiscard]] std::string render() const;
   void render_conversions(std::string& out) const;
+  void render_destination_gauges(std::string& out) const;
+  void render_process(std::string& out) const;
+  // One settled row: counts its outcome and, for a failure (retry, dead,
+  // rejected, held), keeps its error as the destination's last error.
+  void note_settled(const destination_key& k, const std::string& outcome, const std::string& error,
+                    std::chrono::system_clock::time_point at);
   // Settled rows with this outcome, over every destination.
   [[nodiscard]] std::uint64_t total(const std::string& outcome) const;
 };

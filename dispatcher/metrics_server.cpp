@@ -14,6 +14,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "dispatcher/status_page.hpp"
+
 namespace outbox {
 namespace {
 
@@ -21,6 +23,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using steady = std::chrono::steady_clock;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 tcp::endpoint parse_endpoint(const std::string& address) {
@@ -56,10 +59,23 @@ struct connection_entry {
 // coroutine may outlive the metrics_server (cli_run destroys the server before
 // the io_context that holds the suspended coroutines).
 struct server_state {
+  server_state(asio::any_io_executor ex, metrics_server::render_fn r, metrics_server::snapshot_fn snap,
+               metrics_server::ready_fn y, metrics_server_limits l)
+      : render(std::move(r)), snapshot(std::move(snap)), ready(std::move(y)), limits(l), sampler(ex) {
+    if (snapshot) {
+      history.emplace(steady::now());
+      render = [this] { return snapshot().render(); };
+    }
+  }
+
   metrics_server::render_fn render;
+  metrics_server::snapshot_fn snapshot;  // empty: no /status
   metrics_server::ready_fn ready;
   metrics_server_limits limits;
   std::list<connection_entry> connections;  // oldest first; a connection's coroutine removes it
+  std::optional<delivery_history> history;  // with `snapshot`: the page's "last hour"
+  asio::steady_timer sampler;
+  bool stopped = false;
 
   [[nodiscard]] std::size_t active() const {
     return static_cast<std::size_t>(
@@ -80,7 +96,21 @@ struct server_state {
   }
 };
 
-void route(const server_state& s, const request& req, response& res) {
+void status_page(server_state& s, response& res) {
+  const auto m = s.snapshot();
+  const auto now = steady::now();
+  s.history->sample(m, now);
+  res.result(http::status::ok);
+  res.set(http::field::content_type, "text/html; charset=utf-8");
+  // Read-only and script-free: nothing may load, run or frame it elsewhere.
+  res.set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
+  res.set("X-Content-Type-Options", "nosniff");
+  res.set("Referrer-Policy", "no-referrer");
+  res.set(http::field::cache_control, "no-store");
+  res.body() = render_status_page({m, *s.history, s.ready(), std::chrono::system_clock::now(), now});
+}
+
+void route(server_state& s, const request& req, response& res) {
   const auto target = std::string(req.target().substr(0, req.target().find('?')));
   if (req.method() != http::verb::get && req.method() != http::verb::head) {
     res.result(http::status::method_not_allowed);
@@ -89,6 +119,8 @@ void route(const server_state& s, const request& req, response& res) {
     res.result(http::status::ok);
     res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
     res.body() = s.render();
+  } else if (target == "/status" && s.snapshot) {
+    status_page(s, res);
   } else if (target == "/healthz") {
     res.result(http::status::ok);
     res.body() = "ok\n";
@@ -98,11 +130,11 @@ void route(const server_state& s, const request& req, response& res) {
     res.body() = ok ? "ready\n" : "not ready: " + why + "\n";
   } else {
     res.result(http::status::not_found);
-    res.body() = "try /metrics, /healthz or /readyz\n";
+    res.body() = s.snapshot ? "try /metrics, /status, /healthz or /readyz\n" : "try /metrics, /healthz or /readyz\n";
   }
 }
 
-response answer(const server_state& s, const request& req) {
+response answer(server_state& s, const request& req) {
   response res;
   res.version(req.version());
   res.set(http::field::server, "outbox-dispatcher");
@@ -191,11 +223,22 @@ asio::awaitable<void> async_serve(std::shared_ptr<server_state> s, std::list<con
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
 }
 
+// Samples the counters for the page's "last hour" while nobody looks at it.
+asio::awaitable<void> async_sample(std::shared_ptr<server_state> s) {
+  for (;;) {
+    s->sampler.expires_after(delivery_history::resolution);
+    auto [ec] = co_await s->sampler.async_wait(use_tuple);
+    if (ec || s->stopped) co_return;
+    s->history->sample(s->snapshot(), steady::now());
+  }
+}
+
 }  // namespace
 
 struct metrics_server::impl {
-  impl(asio::any_io_executor ex, const std::string& address, render_fn r, ready_fn y, metrics_server_limits limits)
-      : acceptor(ex), state(std::make_shared<server_state>(server_state{std::move(r), std::move(y), limits, {}})) {
+  impl(asio::any_io_executor ex, const std::string& address, render_fn r, snapshot_fn snap, ready_fn y,
+       metrics_server_limits limits)
+      : acceptor(ex), state(std::make_shared<server_state>(ex, std::move(r), std::move(snap), std::move(y), limits)) {
     state->limits.max_connections = std::max<std::size_t>(1, state->limits.max_connections);
     const auto ep = parse_endpoint(address);
     boost::system::error_code ec;
@@ -210,9 +253,13 @@ struct metrics_server::impl {
   std::shared_ptr<server_state> state;
 };
 
+metrics_server::metrics_server(asio::any_io_executor ex, const std::string& address, snapshot_fn snapshot,
+                               ready_fn ready, metrics_server_limits limits)
+    : impl_(std::make_unique<impl>(ex, address, render_fn{}, std::move(snapshot), std::move(ready), limits)) {}
+
 metrics_server::metrics_server(asio::any_io_executor ex, const std::string& address, render_fn render, ready_fn ready,
                                metrics_server_limits limits)
-    : impl_(std::make_unique<impl>(ex, address, std::move(render), std::move(ready), limits)) {}
+    : impl_(std::make_unique<impl>(ex, address, std::move(render), snapshot_fn{}, std::move(ready), limits)) {}
 
 metrics_server::~metrics_server() = default;
 
@@ -223,12 +270,15 @@ std::size_t metrics_server::open_connections() const { return impl_->state->acti
 void metrics_server::stop() {
   boost::system::error_code ignored;
   impl_->acceptor.close(ignored);
+  impl_->state->stopped = true;
+  impl_->state->sampler.cancel();
   for (auto& c : impl_->state->connections) {
     if (!c.closed) impl_->state->close(c);
   }
 }
 
 asio::awaitable<void> metrics_server::async_run() {
+  if (impl_->state->snapshot) asio::co_spawn(impl_->acceptor.get_executor(), async_sample(impl_->state), asio::detached);
   asio::steady_timer backoff(impl_->acceptor.get_executor());
   for (;;) {
     auto [ec, socket] = co_await impl_->acceptor.async_accept(use_tuple);

@@ -1,7 +1,8 @@
 #pragma once
-// Plain-HTTP endpoint for operations: /metrics (Prometheus), /healthz (the
-// process is alive) and /readyz (database and LISTEN connection are up).
-// Bind it to loopback or a private interface; it serves no secrets.
+// Plain-HTTP endpoint for operations: /metrics (Prometheus), /status (a
+// read-only HTML page, status_page.hpp), /healthz (the process is alive) and
+// /readyz (database and LISTEN connection are up). Bind it to loopback or a
+// private interface; it serves no secrets and no CRM data.
 //
 // Anyone who can reach the port must not be able to starve the dispatcher of
 // file descriptors (its database connection needs them), so connections are
@@ -21,6 +22,8 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include "dispatcher/metrics.hpp"
+
 namespace outbox {
 
 struct metrics_server_limits {
@@ -33,17 +36,23 @@ struct metrics_server_limits {
 class metrics_server {
  public:
   using render_fn = std::function<std::string()>;
+  using snapshot_fn = std::function<outbox::metrics()>;
   // (ready, one-line reason when not ready)
   using ready_fn = std::function<std::pair<bool, std::string>()>;
 
   // `address` is "host:port" (port 0 picks a free one). Throws std::runtime_error
   // with a clear message when the address is malformed or cannot be bound.
+  // Serves /metrics and /status from `snapshot` (engine::metrics_snapshot), which
+  // is also sampled once a minute for the page's "last hour" counts.
+  metrics_server(boost::asio::any_io_executor ex, const std::string& address, snapshot_fn snapshot, ready_fn ready,
+                 metrics_server_limits limits = {});
+  // Serves `render()` as /metrics, and no /status (404).
   metrics_server(boost::asio::any_io_executor ex, const std::string& address, render_fn render, ready_fn ready,
                  metrics_server_limits limits = {});
   ~metrics_server();
 
   boost::asio::awaitable<void> async_run();
-  // Stops accepting and closes every open connection.
+  // Stops accepting and sampling, and closes every open connection.
   void stop();
   [[nodiscard]] std::uint16_t port() const;
   // Connections being served now (for tests and diagnostics).

@@ -1,5 +1,8 @@
 #include "dispatcher/reconciler.hpp"
 
+#include <algorithm>
+#include <optional>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -19,6 +22,23 @@ constexpr std::chrono::seconds hold_while_checking{600};
 bool is_final(providers::request_state s) {
   return s == providers::request_state::success || s == providers::request_state::partial_success ||
          s == providers::request_state::failure;
+}
+
+// Records one check. When the connection was lost, once more on a fresh one: the
+// status was read already, and an unrecorded request waits hold_while_checking.
+// A replay of a write that did commit only counts one check more.
+asio::awaitable<std::optional<std::int64_t>> async_record(db_link& link, db::connection*& conn,
+                                                          const db::request_check& check, logger& log) {
+  auto rows = co_await db::async_record_request_check(*conn, check);
+  if (!rows && !conn->is_open()) {
+    link.drop();
+    conn = co_await link.async_get();
+    if (conn != nullptr) rows = co_await db::async_record_request_check(*conn, check);
+  }
+  if (rows) co_return *rows;
+  log.warn("could not record a request status", {{"request_id", check.request_id}, {"error", rows.error().what()}});
+  if (conn != nullptr && !conn->is_open()) link.drop();
+  co_return std::nullopt;
 }
 
 }  // namespace
@@ -54,15 +74,12 @@ asio::awaitable<void> reconciler::async_check_due(db::connection& conn) {
     if (!conn.is_open()) link_.drop();
     co_return;
   }
+  db::connection* current = &conn;
   for (const auto& request : *due) {
     if (stop_) co_return;
     const auto check = co_await async_check(request);
-    const auto rows = co_await db::async_record_request_check(conn, check);
-    if (!rows) {
-      ctx_.log.warn("could not record a request status", {{"request_id", check.request_id}, {"error", rows.error().what()}});
-      if (!conn.is_open()) link_.drop();
-      co_return;  // the request comes due again after hold_while_checking
-    }
+    const auto rows = co_await async_record(link_, current, check, ctx_.log);
+    if (!rows) co_return;  // the rest of the round comes due again after hold_while_checking
     note(check, *rows);
   }
 }
@@ -80,6 +97,8 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
     if (too_old) check.status = "UNKNOWN";
     co_return check;
   }
+  // Unread: asked again soon, but never later than a regular check would be.
+  check.next_check = std::min<std::chrono::seconds>(unreadable_retry, dest->provider->status_check_delay());
   if (dest->tokens) {
     const auto token = co_await dest->tokens->async_token(http_);
     if (!token.ok()) {
@@ -90,6 +109,8 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
     request->headers.emplace_back("authorization", "Bearer " + token.access_token);
   }
   const auto result = co_await http_.async_send(std::move(*request));
+  // A refused token (revoked early) would stay cached until it expires: the next check gets a fresh one.
+  if (dest->tokens && result.response && result.response->status == 401) dest->tokens->invalidate();
   const auto status = dest->provider->read_status(result);
   check.detail = status.detail;
   if (status.retry_later) {

@@ -168,7 +168,7 @@ void settler::finish(const db::settlement& s) {
 void settler::record(const db::settlement& s) {
   const auto* row = ctx_.in_flight.find(s.id);
   if (!row) return;
-  ++ctx_.metrics.deliveries[{row->provider, row->destination, s.outcome}];
+  ctx_.metrics.note_settled({row->provider, row->destination}, s.outcome, s.error, s.started_at);
   const log_level level = s.state == db::settle_state::sent   ? log_level::debug
                           : s.state == db::settle_state::dead ? log_level::warn
                                                               : log_level::info;

@@ -36,22 +36,30 @@ std::string counts(const json& info, const char* list) {
   return out;
 }
 
+// Google: "repeat ... until the request status is SUCCESS, PARTIAL_SUCCESS, or
+// FAILURE": anything else (REQUEST_STATUS_UNKNOWN, a value added later, none at
+// all) is not final and is asked again like PROCESSING; the detail names it.
 request_state state_of(std::string_view s) {
   if (s == "SUCCESS") return request_state::success;
-  if (s == "PROCESSING") return request_state::processing;
   if (s == "FAILED" || s == "FAILURE") return request_state::failure;
   if (s == "PARTIAL_SUCCESS") return request_state::partial_success;
-  return request_state::unknown;
+  return request_state::processing;
 }
 
 // One destination's entry: its status, and the counts Google gives with it.
 request_status from_entry(const json& entry) {
   request_status out;
   const auto status = entry.find("requestStatus");
-  out.state = status != entry.end() && status->is_string() ? state_of(status->get<std::string>()) : request_state::unknown;
+  const std::string name = status != entry.end() && status->is_string() ? status->get<std::string>() : "";
+  out.state = state_of(name);
   std::string detail;
+  if (name != "PROCESSING" && out.state == request_state::processing) {
+    detail = "requestStatus " + (name.empty() ? std::string{"missing"} : one_line_excerpt(name, 60));
+  }
   if (const auto ingested = entry.find("eventsIngestionStatus"); ingested != entry.end() && ingested->is_object()) {
-    if (const auto n = ingested->find("recordCount"); n != ingested->end()) detail = count_text(*n) + " ingested";
+    if (const auto n = ingested->find("recordCount"); n != ingested->end()) {
+      detail += (detail.empty() ? "" : "; ") + count_text(*n) + " ingested";
+    }
   }
   if (const auto e = entry.find("errorInfo"); e != entry.end()) {
     if (auto text = counts(*e, "errorCounts"); !text.empty()) detail += (detail.empty() ? "" : "; ") + ("errors: " + text);

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency from Debian 12's archive. Idempotent:
+# Installs the build and test dependencies from Debian 12's archive. Idempotent:
 # does nothing when everything is already present.
+#   scripts/setup.sh               everything: build and test (README, scripts/test.sh, .ci)
+#   scripts/setup.sh --build-only  only what compiling the dispatcher needs (the Dockerfile's
+#                                  build stage): no PostgreSQL server, no Django, no test tools
+#   scripts/setup.sh --list build|test
+#                                  print that part's packages, one a line, and install nothing
 set -euo pipefail
 
-packages=(
+# Compiling `dispatcher` (cmake -DOUTBOX_BUILD_TESTS=OFF --target dispatcher).
+build_packages=(
   build-essential cmake ninja-build pkg-config
-  libpq-dev libboost1.81-dev libssl-dev nlohmann-json3-dev doctest-dev
-  postgresql-15 postgresql-contrib ca-certificates openssl
-  python3 python3-django python3-psycopg2
+  libpq-dev libboost1.81-dev libssl-dev nlohmann-json3-dev
+  # scripts/gen_iso3166.py generates the ISO 3166 tables at build time.
+  python3
   # User data normalization (docs/normalization.md):
   # ICU: Unicode case mapping as JavaScript's toLowerCase does it, blanks and punctuation.
   libicu-dev
@@ -16,9 +22,39 @@ packages=(
   # libphonenumber: the library itself, and what its headers include (protobuf, abseil).
   # Its headers come from libphonenumber-dev, unpacked below, not installed (see there).
   libphonenumber8 libprotobuf-dev libabsl-dev
+)
+
+# The test programs, the demo and the throwaway servers they start (docs/testing.md).
+test_packages=(
+  doctest-dev
+  postgresql-15 postgresql-contrib ca-certificates openssl
+  # The Django app's tests (examples/django) and the Kubernetes example's check (YAML).
+  python3-django python3-psycopg2 python3-yaml
+  # The status page in headless Chromium; promtool for the metrics and alert rules.
+  chromium prometheus
   # The fuzz build (docs/testing.md): Debian's clang and its runtimes, libFuzzer included.
   clang-14 libclang-rt-14-dev
 )
+
+usage() {
+  echo "usage: scripts/setup.sh [--build-only | --list build|test]" >&2
+  exit 2
+}
+
+packages=("${build_packages[@]}" "${test_packages[@]}")
+case "${1:-}" in
+  "") ;;
+  --build-only) packages=("${build_packages[@]}") ;;
+  --list)
+    case "${2:-}" in
+      build) printf '%s\n' "${build_packages[@]}" ;;
+      test) printf '%s\n' "${test_packages[@]}" ;;
+      *) usage ;;
+    esac
+    exit 0 ;;
+  *) usage ;;
+esac
+[ $# -le 1 ] || usage
 
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)

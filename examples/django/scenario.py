@@ -13,8 +13,9 @@ Steps, each in its own transaction.atomic() block:
   4. lead 1 again: the same event and fan-out once more, committed: every call
      returns False and the stored payload stays the first one;
   5. with --default-fanout, lead 3 (from a Google ad click, email and phone
-     only): a fan-out that names no providers, so enqueue_fanout's default
-     (meta, tiktok and google_data_manager) is used, committed. The dispatcher
+     only): a fan-out that names no providers, so the default fan-out
+     (settings.OUTBOX_EVENTS["DEFAULT_FANOUT"]: meta, tiktok and
+     google_data_manager) is used, committed. The dispatcher
      needs those three destinations configured.
 """
 
@@ -45,7 +46,7 @@ django.setup()
 from django.db import transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from outbox_events import DEFAULT_FANOUT_PROVIDERS, enqueue_event, enqueue_fanout  # noqa: E402
+from outbox_events import default_fanout, enqueue_event, enqueue_fanout  # noqa: E402
 from outbox_events.models import EventDelivery, ReadOnlyError  # noqa: E402
 
 
@@ -129,7 +130,7 @@ def main():
         )
     # 5. A lead from a Google ad click (a short form: email and phone only),
     #    fanned out to the default providers.
-    summary["default_fanout_providers"] = [list(p) for p in DEFAULT_FANOUT_PROVIDERS]
+    summary["default_fanout_providers"] = [list(p) for p in default_fanout()]
     if args.default_fanout:
         google_lead = lead_payload(3, gclid="Cj0KCQiA-django-3")
         for field in ("first_name", "last_name"):

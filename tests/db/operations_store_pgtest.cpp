@@ -201,3 +201,190 @@ TEST_CASE("inspect shows each attempt's dropped fields, match keys and its provi
   CHECK(sent["provider_request"]["checks"] == 2);
   CHECK(sent["provider_request"]["checked_at"].is_string());
 }
+
+namespace {
+
+using outbox::db::changed_row;
+using outbox::db::manual_settlement;
+using outbox::db::row_filter;
+
+std::vector<changed_row> settle(const outbox::test::scratch_database& db, const row_filter& f, manual_settlement how) {
+  return outbox::test::run_async([&](auto ex) -> asio::awaitable<std::vector<changed_row>> {
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    co_return co_await outbox::db::async_settle_by_hand(c, f, how, "carol@ops", "test lead from QA");
+  });
+}
+
+std::vector<changed_row> requeue(const outbox::test::scratch_database& db, const row_filter& f) {
+  return outbox::test::run_async([&](auto ex) -> asio::awaitable<std::vector<changed_row>> {
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    co_return co_await outbox::db::async_requeue(c, f, "tester");
+  });
+}
+
+}  // namespace
+
+TEST_CASE("requeue --limit takes the first N matching rows by id, dry run and real") {
+  outbox::test::scratch_database db;
+  seed(db);  // leads 1 and 2 are dead, lead 3 held
+  row_filter f;
+  f.limit = 2;
+  f.dry_run = true;
+  const auto listed = requeue(db, f);
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0].id < listed[1].id);
+  f.dry_run = false;
+  const auto moved = requeue(db, f);
+  REQUIRE(moved.size() == 2);
+  CHECK(moved[0].id == listed[0].id);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state IN ('dead', 'held')") == 1);
+}
+
+TEST_CASE("since and until: an age by the database's clock, a time PostgreSQL reads, or a clear refusal") {
+  outbox::test::scratch_database db;
+  seed(db);
+  db.query("UPDATE event_delivery SET updated_at = now() - interval '3 hours' WHERE lead_project_id = 1");
+  const auto times = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::vector<std::optional<std::string>>> {
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    // Named, not braced temporaries: GCC 12 mishandles those across co_await.
+    const std::vector<outbox::db::time_arg> args{{.absolute = std::nullopt, .ago = 1h},
+                                                 {.absolute = "2026-11-30 08:00+00", .ago = std::nullopt},
+                                                 {.absolute = "yesterdayish", .ago = std::nullopt},
+                                                 {.absolute = "2026-13-45", .ago = std::nullopt}};
+    std::vector<std::optional<std::string>> out;
+    for (const auto& t : args) out.push_back(co_await outbox::db::async_resolve_time(c, t));
+    co_return out;
+  });
+  REQUIRE(times[0].has_value());
+  REQUIRE(times[1].has_value());
+  CHECK(db.scalar("SELECT count(*) WHERE $1::timestamptz = '2026-11-30 08:00+00'::timestamptz", {*times[1]}) == 1);
+  CHECK_FALSE(times[2].has_value());
+  CHECK_FALSE(times[3].has_value());
+  row_filter f;
+  f.since = times[0];  // changed in the last hour: lead 2 (dead) and lead 3 (held), not lead 1
+  f.dry_run = true;
+  const auto recent = requeue(db, f);
+  CHECK(recent.size() == 2);
+  f.since.reset();
+  f.until = times[0];
+  const auto older = requeue(db, f);
+  REQUIRE(older.size() == 1);
+  CHECK(older[0].last_error == "HTTP 400: bad currency");
+}
+
+TEST_CASE("discard and mark-sent settle pending, held and dead rows by hand, audited; sending rows are not theirs") {
+  outbox::test::scratch_database db;
+  seed(db);  // 1, 2 dead; 3 held; 4, 5, 6 sent; 7 sending; 8 pending
+  const std::string keys_before =
+      db.query("SELECT string_agg(idempotency_key || payload::text, ',' ORDER BY id) FROM event_delivery").text(0, 0);
+  row_filter all;
+  all.states = {"pending", "held", "dead"};
+  all.provider = "meta";  // even leads: 2 (dead), 4, 6 (sent), 8 (pending)
+  all.dry_run = true;
+  CHECK(settle(db, all, manual_settlement::discard).size() == 2);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery_attempt") == 0);  // the dry run changed nothing
+
+  all.dry_run = false;
+  const auto discarded = settle(db, all, manual_settlement::discard);
+  REQUIRE(discarded.size() == 2);
+  CHECK(discarded[0].previous_state == "dead");
+  CHECK(discarded[1].previous_state == "pending");
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id IN (2, 8) AND state = 'dead' "
+                  "AND last_error = 'discarded by carol@ops: test lead from QA'") == 2);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'discarded' AND attempt = 0 "
+                  "AND lease_owner = 'carol@ops' AND error = 'discarded from pending by carol@ops: test lead from QA'") == 1);
+
+  row_filter held_and_sending;
+  held_and_sending.states = {"pending", "held", "dead"};
+  held_and_sending.ids = {db.scalar("SELECT id FROM event_delivery WHERE lead_project_id = 3"),
+                          db.scalar("SELECT id FROM event_delivery WHERE lead_project_id = 7")};
+  const auto marked = settle(db, held_and_sending, manual_settlement::mark_sent);
+  REQUIRE(marked.size() == 1);  // the sending row belongs to its dispatcher
+  CHECK(marked[0].previous_state == "held");
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id = 3 AND state = 'sent' "
+                  "AND sent_at > now() - interval '1 minute' AND last_error IS NULL") == 1);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id = 7 AND state = 'sending'") == 1);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'marked_sent' "
+                  "AND error = 'marked sent from held by carol@ops: test lead from QA'") == 1);
+  CHECK(db.query("SELECT string_agg(idempotency_key || payload::text, ',' ORDER BY id) FROM event_delivery").text(0, 0) ==
+        keys_before);
+
+  row_filter sent_rows;
+  sent_rows.states = {"sent"};
+  CHECK_THROWS_AS(settle(db, sent_rows, manual_settlement::discard), std::invalid_argument);
+}
+
+TEST_CASE("prune --state dead removes dead rows by when they died; the archive is pruned by archived_at") {
+  outbox::test::scratch_database db;
+  seed(db);
+  db.query("UPDATE event_delivery SET updated_at = now() - interval '100 days' WHERE lead_project_id IN (1, 3)");
+  outbox::db::prune_request req;
+  req.state = outbox::db::prune_state::dead;
+  req.older_than = 90 * 24h;
+  req.archive = true;
+  const auto counts = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::vector<std::int64_t>> {
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    std::vector<std::int64_t> out;
+    auto dry = req;
+    dry.dry_run = true;
+    out.push_back(co_await outbox::db::async_prune(c, dry));
+    out.push_back(co_await outbox::db::async_prune(c, req));
+    co_return out;
+  });
+  CHECK(counts == std::vector<std::int64_t>{1, 1});  // lead 1; lead 3 is held, lead 2 died recently
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'dead'") == 1);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id = 3 AND state = 'held'") == 1);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery_archive WHERE lead_project_id = 1") == 1);
+
+  db.query("INSERT INTO event_delivery_archive SELECT d.*, now() - interval '400 days' FROM event_delivery d "
+           "WHERE lead_project_id IN (4, 5)");
+  const auto archive = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::vector<std::int64_t>> {
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    std::vector<std::int64_t> out;
+    out.push_back(co_await outbox::db::async_prune_archive(c, 365 * 24h, true));
+    out.push_back(co_await outbox::db::async_prune_archive(c, 365 * 24h, false));
+    co_return out;
+  });
+  CHECK(archive == std::vector<std::int64_t>{2, 2});
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery_archive") == 1);  // archived just now: kept
+}
+
+TEST_CASE("inspect finds the rows of a lead and the row of an idempotency key") {
+  outbox::test::scratch_database db;
+  seed(db);
+  db.query("SELECT enqueue_event_delivery(4, 'tiktok', 'Purchase', '{}'::jsonb)");
+  const std::string key = db.query("SELECT idempotency_key FROM event_delivery WHERE lead_project_id = 5").text(0, 0);
+  const auto found = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::vector<std::vector<std::int64_t>>> {
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    const std::vector<outbox::db::row_lookup> lookups{
+        {.lead = 4, .key = std::nullopt}, {.lead = std::nullopt, .key = key}, {.lead = 999, .key = std::nullopt}};
+    std::vector<std::vector<std::int64_t>> out;
+    for (const auto& l : lookups) out.push_back(co_await outbox::db::async_find_rows(c, l));
+    co_return out;
+  });
+  CHECK(found[0].size() == 2);
+  CHECK(found[0][0] < found[0][1]);
+  REQUIRE(found[1].size() == 1);
+  CHECK(found[1][0] == db.scalar("SELECT id FROM event_delivery WHERE lead_project_id = 5"));
+  CHECK(found[2].empty());
+}
+
+TEST_CASE("a session lock_timeout turns a wait behind a migration into SQLSTATE 55P03; the label names the database") {
+  outbox::test::scratch_database db;
+  seed(db);
+  const auto outcome = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::pair<std::string, std::string>> {
+    auto holder = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    co_await holder.async_exec_script("BEGIN; LOCK TABLE event_delivery IN ACCESS EXCLUSIVE MODE", 5s);
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    co_await outbox::db::async_set_lock_timeout(c, 200ms);
+    std::string sqlstate;
+    try {
+      (void)co_await outbox::db::async_status(c);
+    } catch (const outbox::db::error& e) {
+      sqlstate = e.sqlstate();
+    }
+    co_return std::pair{sqlstate, co_await outbox::db::async_database_label(c)};
+  });
+  CHECK(outcome.first == "55P03");
+  CHECK(outcome.second.starts_with("\"" + db.name() + "\" on "));
+}

@@ -4,6 +4,9 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <vector>
 
 #include <boost/asio/as_tuple.hpp>
@@ -17,6 +20,7 @@
 #include "dispatcher/metrics.hpp"
 #include "dispatcher/metrics_server.hpp"
 #include "providers/https_client.hpp"
+#include "providers/match_keys.hpp"
 #include "tests/support/run_async.hpp"
 
 namespace asio = boost::asio;
@@ -89,6 +93,140 @@ TEST_CASE("metrics render counters, labels and histograms in the exposition form
   CHECK(text.find("destination=\"we\\\"ird\"") != std::string::npos);
   CHECK(text.find("# TYPE outbox_claim_duration_seconds histogram") != std::string::npos);
   CHECK(m.total("delivered") == 3);
+}
+
+namespace {
+
+bool has_line(const std::string& text, const std::string& line) {
+  return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
+
+// The version project() declares in CMakeLists.txt.
+std::string project_version() {
+  std::ifstream in(std::string(OUTBOX_SOURCE_DIR) + "/CMakeLists.txt");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::smatch m;
+  const std::string s = text.str();
+  REQUIRE(std::regex_search(s, m, std::regex(R"(project\(outbox_dispatcher VERSION ([0-9.]+))")));
+  return m[1];
+}
+
+}  // namespace
+
+TEST_CASE("stumble 8: every series of a configured destination is exported from 0, gauges go to 0") {
+  outbox::metrics m;
+  m.destinations[{"webhook", "default"}] = {"open", "", std::nullopt};
+  m.destinations[{"tiktok", "default"}] = {"paused", "paused by on-call", std::nullopt};
+  m.paused.insert({"tiktok", "default"});
+  const auto text = m.render();
+  for (const auto* d : {R"(provider="webhook",destination="default")", R"(provider="tiktok",destination="default")"}) {
+    const std::string labels = d;
+    CAPTURE(labels);
+    for (const auto outcome : outbox::delivery_outcomes) {
+      CHECK(has_line(text, "outbox_deliveries_total{" + labels + ",outcome=\"" + std::string(outcome) + "\"} 0"));
+    }
+    for (const auto key : outbox::providers::match_key::all) {
+      CHECK(has_line(text, "outbox_match_key_events_total{" + labels + ",key=\"" + std::string(key) + "\"} 0"));
+    }
+    CHECK(has_line(text, "outbox_requests_total{" + labels + "} 0"));
+    CHECK(has_line(text, "outbox_request_duration_seconds_count{" + labels + "} 0"));
+    CHECK(has_line(text, "outbox_delivery_lag_seconds{" + labels + "} 0"));
+  }
+  CHECK(has_line(text, R"(outbox_destination_paused{provider="webhook",destination="default"} 0)"));
+  CHECK(has_line(text, R"(outbox_destination_paused{provider="tiktok",destination="default"} 1)"));
+  for (const auto state : outbox::open_row_states) CHECK(has_line(text, "outbox_rows{state=\"" + std::string(state) + "\"} 0"));
+  // Per field and reason, so only once seen; the backlog only once read from the database.
+  CHECK(text.find("outbox_fields_dropped_total{") == std::string::npos);
+  CHECK(text.find("outbox_backlog_rows") == std::string::npos);
+  m.backlog_rows = std::map<outbox::metrics::destination_key, std::int64_t>{{{"tiktok", "default"}, 7}};
+  m.delivery_lag_seconds[{"tiktok", "default"}] = 42.5;
+  const auto later = m.render();
+  CHECK(has_line(later, R"(outbox_backlog_rows{provider="tiktok",destination="default"} 7)"));
+  CHECK(has_line(later, R"(outbox_backlog_rows{provider="webhook",destination="default"} 0)"));
+  CHECK(has_line(later, R"(outbox_delivery_lag_seconds{provider="tiktok",destination="default"} 42.5)"));
+}
+
+TEST_CASE("a settled failure becomes its destination's last error; put-backs do not") {
+  outbox::metrics m;
+  const outbox::metrics::destination_key k{"webhook", "default"};
+  const auto t = std::chrono::system_clock::now();
+  m.note_settled(k, "retry", "HTTP 500: boom", t);
+  m.note_settled(k, "paused", "destination paused: paused by configuration", t + 1s);
+  m.note_settled(k, "released", "released unsent at shutdown", t + 2s);
+  m.note_settled(k, "delivered", "", t + 3s);
+  CHECK(m.deliveries.at({"webhook", "default", "retry"}) == 1);
+  CHECK(m.deliveries.at({"webhook", "default", "paused"}) == 1);
+  CHECK(m.deliveries.at({"webhook", "default", "delivered"}) == 1);
+  REQUIRE(m.last_errors.contains(k));
+  CHECK(m.last_errors.at(k).message == "HTTP 500: boom");
+  CHECK(m.last_errors.at(k).at == t);
+  m.note_settled(k, "dead", "HTTP 400: bad event", t + 4s);
+  CHECK(m.last_errors.at(k).message == "HTTP 400: bad event");
+}
+
+TEST_CASE("outbox_build_info carries the project version from CMakeLists.txt") {
+  const auto text = outbox::metrics{}.render();
+  CHECK(has_line(text, "outbox_build_info{version=\"" + project_version() + "\"} 1"));
+}
+
+TEST_CASE("process metrics: /proc/self/stat parsed, and this process's own figures rendered") {
+  // A command name with spaces and parentheses, as proc(5) allows.
+  const std::string stat = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 1000 "
+                           "123456789 2048 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+  const auto parsed = outbox::parse_process_stat(stat, "cpu  1 2 3\nbtime 1700000000\nprocesses 9\n", 100, 4096);
+  REQUIRE(parsed);
+  CHECK(parsed->cpu_seconds == doctest::Approx(3.0));
+  CHECK(parsed->start_time_seconds == doctest::Approx(1700000010.0));
+  CHECK(parsed->virtual_bytes == 123456789);
+  CHECK(parsed->resident_bytes == 2048u * 4096u);
+  CHECK_FALSE(outbox::parse_process_stat("garbage", "btime 1", 100, 4096));
+
+  outbox::metrics m;
+  m.process = outbox::read_process_stats();
+  REQUIRE(m.process);
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  CHECK(m.process->start_time_seconds <= now + 1);
+  CHECK(m.process->start_time_seconds > now - 3600);  // this test program started within the hour
+  CHECK(m.process->resident_bytes > 1024 * 1024);
+  CHECK(m.process->open_fds >= 3);
+  const auto text = m.render();
+  for (const char* name : {"process_cpu_seconds_total ", "process_resident_memory_bytes ", "process_open_fds ",
+                           "process_start_time_seconds ", "process_virtual_memory_bytes "}) {
+    CAPTURE(name);
+    CHECK(text.find(std::string("\n") + name) != std::string::npos);
+  }
+}
+
+TEST_CASE("/status is an HTML page that runs nothing; the string-rendering server has none") {
+  const auto [page, missing] =
+      outbox::test::run_async([](auto ex) -> asio::awaitable<std::pair<std::string, std::string>> {
+        outbox::metrics_server with(
+            ex, "127.0.0.1:0",
+            outbox::metrics_server::snapshot_fn{[] {
+              outbox::metrics m;
+              m.destinations[{"webhook", "default"}] = {"open", "", std::nullopt};
+              return m;
+            }},
+            [] { return std::pair<bool, std::string>{true, {}}; });
+        auto without = make_server(ex);
+        asio::co_spawn(ex, with.async_run(), asio::detached);
+        asio::co_spawn(ex, without.async_run(), asio::detached);
+        auto p = co_await async_exchange(ex, with.port(), "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        auto n = co_await async_exchange(ex, without.port(), "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        with.stop();
+        without.stop();
+        co_return std::pair{p, n};
+      });
+  INFO(page);
+  CHECK(page.starts_with("HTTP/1.1 200 OK\r\n"));
+  const auto headers = header_block(page);
+  CHECK(headers.find("Content-Type: text/html; charset=utf-8") != std::string::npos);
+  CHECK(headers.find("Content-Security-Policy: default-src 'none'") != std::string::npos);
+  CHECK(headers.find("Cache-Control: no-store") != std::string::npos);
+  CHECK(body_of(page).find("data-provider=\"webhook\" data-destination=\"default\" data-state=\"open\"") !=
+        std::string::npos);
+  CHECK(missing.starts_with("HTTP/1.1 404 "));
 }
 
 TEST_CASE("the metrics server answers /metrics, /healthz, /readyz and 404") {

@@ -25,7 +25,7 @@ bool inert(const std::string& output) {
 
 }  // namespace
 
-TEST_CASE("status, inspect, requeue --dry-run and pause --list escape control characters from the database") {
+TEST_CASE("status, inspect, requeue, discard, mark-sent, sweep and pause --list escape control characters from the database") {
   e2e_fixture fx;
   const std::string evil_provider = "evil\x1b[2Jprov";
   const auto dead = fx.enqueue(1, "Lead\x1b]0;pwned\x07", R"({"value": 1, "note": "\u009b2J"})", evil_provider);
@@ -35,9 +35,20 @@ TEST_CASE("status, inspect, requeue --dry-run and pause --list escape control ch
   fx.db.query("INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) "
               "VALUES ('meta', 'default', $1, 'mallory')",
               {"maintenance\x1b[2J"});
+  // A row stuck in sending, its lease expired: what `sweep` lists.
+  const auto stuck = fx.enqueue(3, "Lead", R"({"value": 3})", evil_provider);
+  fx.db.query("UPDATE event_delivery SET state = 'sending', lease_owner = $2, lease_token = gen_random_uuid(), "
+              "lease_expires_at = now() - interval '1 minute' WHERE id = $1",
+              {std::to_string(stuck), "host\x1b[2J:1:ab"});
 
   const std::vector<std::vector<std::string>> commands{
-      {"inspect", std::to_string(dead)}, {"status"}, {"requeue", "--id", std::to_string(dead), "--dry-run"},
+      {"inspect", std::to_string(dead)},
+      {"inspect", "--lead", "1"},
+      {"status"},
+      {"requeue", "--id", std::to_string(dead), "--dry-run"},
+      {"discard", "--id", std::to_string(dead), "--reason", "r", "--dry-run"},
+      {"mark-sent", "--id", std::to_string(dead), "--reason", "r", "--dry-run"},
+      {"sweep", "--dry-run"},
       {"pause", "--list"}};
   for (const auto& args : commands) {
     CAPTURE(args.front());

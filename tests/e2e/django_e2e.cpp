@@ -5,7 +5,10 @@
 // API). Every committed event arrives exactly once with its idempotency key;
 // the default fan-out reaches Google through Data Manager, not the Ads API; a
 // rolled-back transaction leaves no row and sends nothing; enqueueing an
-// existing event returns false and changes nothing.
+// existing event returns false and changes nothing. And the CRM's own
+// `manage.py test` (examples/django/manage.py): Django builds its test
+// database from migrations, outbox_events' migration 0002 gives it the
+// dispatcher's schema, and `dispatcher migrate` then agrees with it.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,11 +16,16 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "db/migrations.hpp"
+#include "db/connection.hpp"
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/fake_google.hpp"
@@ -32,6 +40,8 @@
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::environment;
+using outbox::test::admin_conninfo;
+using outbox::test::conninfo_for;
 using outbox::test::e2e_fixture;
 using outbox::test::eventually;
 using outbox::test::fake_google;
@@ -44,6 +54,7 @@ using outbox::test::python_result;
 using outbox::test::recorded_request;
 using outbox::test::response_plan;
 using outbox::test::run_python;
+using outbox::test::sql_script;
 
 namespace {
 
@@ -274,4 +285,124 @@ TEST_CASE("Django: committed enqueues are delivered once each, a rolled-back one
 
   dispatcher.signal(SIGTERM);
   CHECK(dispatcher.wait_exit(15s) == 0);
+}
+
+namespace {
+
+std::string manage_py() { return OUTBOX_SOURCE_DIR "/examples/django/manage.py"; }
+
+// The tests examples/django must run (crm/tests.py, outbox_events/tests.py):
+// one that silently stopped being discovered fails this test too.
+const std::vector<std::string> django_tests{
+    // The CRM's own, in TestCase transactions.
+    "test_qualifying_a_lead_enqueues_one_row_per_default_provider",
+    "test_qualifying_twice_enqueues_nothing_new_and_keeps_the_first_payload",
+    "test_a_rolled_back_transaction_leaves_no_row",
+    "test_no_on_commit_callback_is_needed",
+    "test_a_purchase_goes_to_the_crm_hook_once",
+    "test_first_test_starts_without_the_row",
+    "test_second_test_starts_without_the_row",
+    // outbox_events': schema, errors, the setting, the admin.
+    "test_the_test_database_has_every_dispatcher_migration_recorded",
+    "test_applying_again_changes_nothing",
+    "test_a_changed_migration_is_refused",
+    "test_a_missing_schema_says_run_dispatcher_migrate",
+    "test_providers_as_a_string_is_refused",
+    "test_one_fanout_with_two_destinations_of_a_provider_is_refused",
+    "test_a_second_destination_of_the_same_provider_raises",
+    "test_a_fanout_over_a_row_of_another_destination_raises",
+    "test_bad_names_are_refused_before_the_database",
+    "test_the_model_is_read_only",
+    "test_the_setting_names_the_default_fanout",
+    "test_without_the_setting_meta_tiktok_and_google_data_manager",
+    "test_a_wrong_setting_is_reported",
+    "test_the_list_and_the_detail_page_show_the_row_and_its_attempts",
+    "test_nothing_can_be_added_changed_or_deleted",
+};
+
+// Test name -> outcome, from unittest's `-v 2` lines "test_x (module.Class.test_x) ... ok".
+std::map<std::string, std::string> django_outcomes(const std::string& err) {
+  static const std::regex line(R"(^(test_\w+) \([^)]*\) \.\.\. (\w+))");
+  std::map<std::string, std::string> outcomes;
+  std::istringstream in(err);
+  for (std::string text; std::getline(in, text);) {
+    if (std::smatch m; std::regex_search(text, m, line)) outcomes[m[1]] = m[2];
+  }
+  return outcomes;
+}
+
+// Django keeps its test database (--keepdb) for `dispatcher migrate` to look at; dropped here.
+class drop_database_at_exit {
+ public:
+  explicit drop_database_at_exit(std::string name) : name_(std::move(name)) {}
+  drop_database_at_exit(const drop_database_at_exit&) = delete;
+  drop_database_at_exit& operator=(const drop_database_at_exit&) = delete;
+  ~drop_database_at_exit() {
+    try {
+      sql_script(admin_conninfo(), "DROP DATABASE IF EXISTS " + outbox::db::quote_identifier(name_) + " WITH (FORCE)");
+    } catch (...) {
+      // Only leaves a database behind in a throwaway cluster.
+    }
+  }
+
+ private:
+  std::string name_;
+};
+
+std::string recorded_migrations(const std::string& conninfo) {
+  const auto r = outbox::test::sql(
+      conninfo, "SELECT string_agg(name || ' ' || checksum || ' ' || applied_at, E'\\n' ORDER BY name) "
+                "FROM outbox_schema_migrations");
+  return std::string(r.text(0, 0));
+}
+
+}  // namespace
+
+TEST_CASE("Django: the CRM's own manage.py test has the dispatcher's schema, and dispatcher migrate agrees") {
+  require_django();
+  REQUIRE(std::filesystem::exists(manage_py()));
+  e2e_fixture fx;  // its database was migrated by the dispatcher's code: the production order
+  const std::string test_db = "test_" + fx.db.name();  // Django's name for the test database
+  const drop_database_at_exit cleanup{test_db};
+  const environment django_env{{"PGDATABASE", fx.db.name()}, {"DJANGO_SETTINGS_MODULE", "testproject.settings"}};
+  const auto all = outbox::db::embedded_migrations().size();
+  const std::string agreed = "schema up to date: 0 applied now, " + std::to_string(all) + " already applied";
+
+  // The CRM developer's command: Django creates test_<db> from migrations and runs the tests.
+  const auto run = run_python({manage_py(), "test", "crm", "outbox_events", "--noinput", "--keepdb", "-v", "2"},
+                              django_env, 300s);
+  INFO("command: " << run.command);
+  INFO("output:\n" << run.err << run.out);
+  CHECK(run.exit_code == 0);
+  const auto outcomes = django_outcomes(run.err);
+  for (const auto& name : django_tests) {
+    INFO("Django test " << name);
+    CHECK(outcomes.contains(name));
+    if (outcomes.contains(name)) CHECK(outcomes.at(name) == "ok");
+  }
+  CHECK(outcomes.size() == django_tests.size());
+
+  // The database Django built is one `dispatcher migrate` finds up to date:
+  // every migration recorded, with the checksums the dispatcher computes.
+  const environment on_test_db{{"DATABASE_URL", conninfo_for(test_db)}};
+  const auto status = fx.cli({"migrate", "--status"}, on_test_db);
+  INFO("migrate --status:\n" << status.output);
+  CHECK(status.exit_code == 0);
+  CHECK(status.output.find("applied  0001_") != std::string::npos);
+  CHECK_FALSE(status.output.starts_with("pending "));  // one line per migration: "applied  ..." or "pending  ..."
+  CHECK(status.output.find("\npending ") == std::string::npos);
+  const auto migrate = fx.cli({"migrate"}, on_test_db);
+  INFO("migrate:\n" << migrate.output);
+  CHECK(migrate.exit_code == 0);
+  CHECK(migrate.output.find(agreed) != std::string::npos);
+
+  // The other order: `dispatcher migrate` first (the fixture), then Django's
+  // `migrate`, which applies nothing and leaves the records as they were.
+  const auto before = recorded_migrations(fx.db.conninfo());
+  const auto django_migrate = run_python({manage_py(), "migrate", "--noinput"}, django_env, 120s);
+  INFO("manage.py migrate:\n" << django_migrate.err << django_migrate.out);
+  CHECK(django_migrate.exit_code == 0);
+  CHECK(django_migrate.out.find("Applying outbox_events.0002_dispatcher_schema... OK") != std::string::npos);
+  CHECK(recorded_migrations(fx.db.conninfo()) == before);
+  CHECK(fx.cli({"migrate"}).output.find(agreed) != std::string::npos);
 }

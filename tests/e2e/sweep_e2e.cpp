@@ -131,7 +131,7 @@ TEST_CASE("dispatcher sweep: dry run, filters, reset of expired leases only, att
     CHECK(json_ids(older) == id_set{old_webhook, old_meta, exhausted});
     const auto both = fx.cli({"sweep", "--dry-run", "--json", "--provider", "webhook", "--older-than", "45m"}, max3);
     CHECK(json_ids(both) == id_set{old_webhook});
-    const auto seconds = fx.cli({"sweep", "--dry-run", "--json", "--older-than", "5400"}, max3);  // 90 min
+    const auto seconds = fx.cli({"sweep", "--dry-run", "--json", "--older-than", "5400s"}, max3);  // 90 min
     CHECK(json_ids(seconds) == id_set{old_meta});
     const auto none = fx.cli({"sweep", "--dry-run", "--json", "--provider", "tiktok"}, max3);
     CHECK(json_ids(none).empty());

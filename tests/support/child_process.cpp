@@ -174,4 +174,27 @@ std::string read_whole_file(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+finished_child run_child(const std::vector<std::string>& argv, const environment& env,
+                         std::chrono::milliseconds timeout, const std::filesystem::path& dir) {
+  finished_child result;
+  for (const auto& a : argv) result.command += (result.command.empty() ? "" : " ") + a;
+  const auto out_path = dir / "stdout";
+  const auto err_path = dir / "stderr";
+  const child_handle child = spawn_child(argv, env, out_path, err_path);
+  std::optional<int> status;
+  try {
+    status = wait_child_exit(child.pid, child.pidfd, timeout);
+  } catch (...) {
+    kill_child(child.pid);
+    if (child.pidfd >= 0) ::close(child.pidfd);
+    throw;
+  }
+  if (!status) kill_child(child.pid);
+  if (child.pidfd >= 0) ::close(child.pidfd);
+  result.exit_code = status ? exit_status(*status) : -1;
+  result.out = read_whole_file(out_path);
+  result.err = read_whole_file(err_path);
+  return result;
+}
+
 }  // namespace outbox::test

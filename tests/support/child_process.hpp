@@ -45,4 +45,17 @@ void kill_child(pid_t pid);
 // The file's bytes; empty when it cannot be read.
 [[nodiscard]] std::string read_whole_file(const std::filesystem::path& path);
 
+// A command run to its end.
+struct finished_child {
+  int exit_code = -1;   // exit code, or 128 + signal; -1 when it timed out (then killed)
+  std::string out;      // stdout
+  std::string err;      // stderr
+  std::string command;  // the command line, for diagnostics
+};
+
+// Runs argv with exactly `env` to its end (killed after `timeout`), its output
+// kept in files of `dir`.
+[[nodiscard]] finished_child run_child(const std::vector<std::string>& argv, const environment& env,
+                                       std::chrono::milliseconds timeout, const std::filesystem::path& dir);
+
 }  // namespace outbox::test

@@ -111,8 +111,8 @@ struct fake_google::state {
   bool ads_not_allowlisted = false;
   std::vector<json> uploaded;
   // Data Manager
-  int request_counter = 0;
   std::vector<json> ingested;
+  std::unique_ptr<fake_request_statuses> statuses;  // its own lock: readable while a handler runs
 
   // Each handler runs on the server thread with `mutex` held.
   response_plan token(const recorded_request& req);
@@ -123,6 +123,11 @@ struct fake_google::state {
   response_plan answer(const recorded_request& req) {
     const std::lock_guard lock{mutex};
     const std::string path = req.target.substr(0, req.target.find('?'));
+    if (path == fake_request_statuses::path && req.method == "GET") {
+      if (!authorized(req)) return unauthenticated();
+      auto plan = statuses->answer(req.target);
+      return plan.after(plan.delay + opts.api_delay);
+    }
     if (req.method != "POST") return rpc_error(405, "METHOD_NOT_ALLOWED", "only POST is served here");
     if (path == "/token") return token(req).after(opts.token_delay);
     std::smatch m;
@@ -321,7 +326,7 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
   bool has_user_data = false;
   for (std::size_t i = 0; i < events.size(); ++i) {
     const json& e = events[i];
-    const std::string at = "events[" + std::to_string(i) + "]";
+    const std::string at = "events.events[" + std::to_string(i) + "]";  // sic: Google's documented example
     if (!std::regex_match(e.value("eventTimestamp", ""), rfc3339())) {
       return invalid("INVALID_FORMAT", at + ".event_timestamp", "Format is invalid.");
     }
@@ -347,11 +352,9 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
   if (has_user_data && body.value("encoding", "") != "HEX" && body.value("encoding", "") != "BASE64") {
     return invalid("INVALID_ARGUMENT", "encoding", "Encoding is required for UserData uploads.");
   }
-  const std::string request_id = "fake-dm-request-" + std::to_string(++request_counter);
-  if (!body.value("validateOnly", false)) {
-    for (const auto& e : events) ingested.push_back(e);
-  }
-  return json_reply(200, {{"requestId", request_id}});
+  if (body.value("validateOnly", false)) return json_reply(200, json::object());
+  for (const auto& e : events) ingested.push_back(e);
+  return json_reply(200, {{"requestId", statuses->accept(events.size(), destinations[0])}});
 }
 
 // ---- public ----------------------------------------------------------------------
@@ -359,6 +362,7 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
 fake_google::fake_google(const test_ca& ca, fake_google_options opts)
     : state_(std::make_unique<state>()), server_(tls_for(ca)) {
   state_->opts = opts;
+  state_->statuses = std::make_unique<fake_request_statuses>(opts.processing_reads);
   state* st = state_.get();
   server_.set_fallback([st](const recorded_request& req) { return st->answer(req); });
 }
@@ -455,5 +459,11 @@ std::vector<nlohmann::json> fake_google::ingested_events() const {
 std::vector<recorded_request> fake_google::data_manager_requests() const {
   return requests_to(server_, [](std::string_view path) { return path == "/v1/events:ingest"; });
 }
+
+std::vector<recorded_request> fake_google::status_requests() const {
+  return requests_to(server_, [](std::string_view path) { return path == fake_request_statuses::path; });
+}
+
+fake_request_statuses& fake_google::statuses() { return *state_->statuses; }
 
 }  // namespace outbox::test

@@ -5,6 +5,7 @@
 //   POST /token                                        OAuth2 refresh-token grant
 //   POST /<version>/customers/<id>:uploadClickConversions   Google Ads API
 //   POST /v1/events:ingest                             Data Manager API
+//   GET  /v1/requestStatus:retrieve?requestId=...      Data Manager request status
 //
 // It answers the way the real APIs do, as far as the dispatcher cares:
 //  - the token endpoint checks the client id/secret and refresh token, issues
@@ -20,7 +21,11 @@
 //    request; validateOnly requests are checked but change nothing;
 //  - events:ingest validates the whole request (fast fail: one bad event refuses it
 //    with INVALID_ARGUMENT, google.rpc.ErrorInfo and a BadRequest field violation
-//    naming events[i]) and answers {"requestId": "..."}.
+//    naming events.events[i], as Google's own example does) and answers
+//    {"requestId": "<unique>"} (IngestEventsResponse; validateOnly requests get {}:
+//    "Only errors are returned, not results");
+//  - requestStatus:retrieve answers from fake_request_statuses (fake_google_status.hpp):
+//    scripted per request, PROCESSING for `processing_reads` reads then SUCCESS by default.
 // Anything else can be scripted on server() (scripted plans win over all of this).
 #include <chrono>
 #include <cstddef>
@@ -31,6 +36,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/fake_google_status.hpp"
 #include "tests/support/test_https_server.hpp"
 #include "tests/support/test_tls.hpp"
 
@@ -40,6 +46,7 @@ struct fake_google_options {
   std::chrono::seconds token_lifetime{3600};  // expires_in of each access token
   std::chrono::milliseconds token_delay{0};   // the token endpoint answers after this long
   std::chrono::milliseconds api_delay{0};     // both APIs answer after this long
+  int processing_reads = 1;  // requestStatus:retrieve of an unscripted request: PROCESSING this often, then SUCCESS
 };
 
 class fake_google {
@@ -80,7 +87,10 @@ class fake_google {
 
   // ---- Data Manager ----
   [[nodiscard]] std::vector<nlohmann::json> ingested_events() const;  // accepted, not validateOnly
-  [[nodiscard]] std::vector<recorded_request> data_manager_requests() const;
+  [[nodiscard]] std::vector<recorded_request> data_manager_requests() const;  // events:ingest
+  [[nodiscard]] std::vector<recorded_request> status_requests() const;        // requestStatus:retrieve
+  // Request ids, scripts and read counts of requestStatus:retrieve.
+  [[nodiscard]] fake_request_statuses& statuses();
 
   [[nodiscard]] test_https_server& server() { return server_; }
 

@@ -59,29 +59,10 @@ python_result run_python(const std::vector<std::string>& args, const environment
   const auto exe = resolve_executable(name, path_it == env.end() ? "/usr/bin:/bin" : path_it->second);
   if (!exe) throw std::system_error(ENOENT, std::generic_category(), "cannot find " + name + " in PATH");
 
-  python_result result;
   std::vector<std::string> argv{*exe, "-B"};
   argv.insert(argv.end(), args.begin(), args.end());
-  for (const auto& a : argv) result.command += (result.command.empty() ? "" : " ") + a;
-
   const temp_dir dir;
-  const auto out_path = dir.path / "stdout";
-  const auto err_path = dir.path / "stderr";
-  const child_handle child = spawn_child(argv, env, out_path, err_path);
-  std::optional<int> status;
-  try {
-    status = wait_child_exit(child.pid, child.pidfd, timeout);
-  } catch (...) {
-    kill_child(child.pid);
-    if (child.pidfd >= 0) ::close(child.pidfd);
-    throw;
-  }
-  if (!status) kill_child(child.pid);
-  if (child.pidfd >= 0) ::close(child.pidfd);
-  result.exit_code = status ? exit_status(*status) : -1;
-  result.out = read_whole_file(out_path);
-  result.err = read_whole_file(err_path);
-  return result;
+  return run_child(argv, env, timeout, dir.path);
 }
 
 }  // namespace outbox::test

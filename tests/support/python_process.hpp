@@ -9,14 +9,11 @@
 
 #include "dispatcher/config.hpp"
 
+#include "tests/support/child_process.hpp"
+
 namespace outbox::test {
 
-struct python_result {
-  int exit_code = -1;  // exit code, or 128 + signal; -1 when it timed out (then killed)
-  std::string out;     // stdout
-  std::string err;     // stderr
-  std::string command; // the command line, for diagnostics
-};
+using python_result = finished_child;
 
 // The interpreter: $TEST_PYTHON3 when set, else Debian's /usr/bin/python3 when
 // it exists (where apt's python3-django and python3-psycopg2 are installed; a

@@ -1,5 +1,17 @@
 """The public API, for `from outbox_events.api import enqueue_event`."""
 
-from .enqueue import DEFAULT_FANOUT_PROVIDERS, enqueue_event, enqueue_fanout
+from .conf import DEFAULT_FANOUT_PROVIDERS, ProviderSpec, default_fanout
+from .enqueue import enqueue_event, enqueue_fanout
+from .errors import DestinationConflictError, DuplicateProviderError, ReadOnlyError, SchemaMissingError
 
-__all__ = ["DEFAULT_FANOUT_PROVIDERS", "enqueue_event", "enqueue_fanout"]
+__all__ = [
+    "DEFAULT_FANOUT_PROVIDERS",
+    "DestinationConflictError",
+    "DuplicateProviderError",
+    "ProviderSpec",
+    "ReadOnlyError",
+    "SchemaMissingError",
+    "default_fanout",
+    "enqueue_event",
+    "enqueue_fanout",
+]

@@ -1,8 +1,8 @@
-"""Read access to the dispatcher's outbox table.
+"""Read access to the dispatcher's outbox table and its attempts log.
 
-The dispatcher owns the schema (sql/0001_event_delivery.sql, applied by
-`dispatcher migrate`), so the model is unmanaged: Django never creates, alters
-or drops the table. Rows are written by `enqueue_event` / `enqueue_fanout`
+The dispatcher owns the schema (sql/NNNN_*.sql, applied by `dispatcher migrate`
+or by this app's migration 0002, which runs the same files), so the models are
+unmanaged: Django's model operations never create, alter or drop the tables. Rows are written by `enqueue_event` / `enqueue_fanout`
 (the SQL function computes the idempotency key) and then belong to the
 dispatcher, which claims them under a lease and settles them. The model is
 therefore read-only: saving or deleting through the ORM raises, so CRM code
@@ -10,12 +10,13 @@ cannot race the dispatcher's lease-fenced updates. On-call changes go through
 `dispatcher requeue` / `dispatcher prune`.
 """
 
+from __future__ import annotations
+
 from django.db import models
 
+from .errors import ReadOnlyError
 
-class ReadOnlyError(TypeError):
-    pass
-
+__all__ = ["EventDelivery", "EventDeliveryAttempt", "ReadOnlyError"]
 
 _READ_ONLY = (
     "event_delivery rows are written by outbox_events.enqueue_event(...) and then owned by the "
@@ -23,17 +24,8 @@ _READ_ONLY = (
 )
 
 
-class EventDeliveryQuerySet(models.QuerySet):
-    def for_lead(self, lead_project_id):
-        return self.filter(lead_project_id=lead_project_id)
-
-    def undelivered(self):
-        """Rows not delivered yet, failed ones included."""
-        return self.exclude(state=EventDelivery.State.SENT)
-
-    def failed(self):
-        """Rows that need on-call: dead (gave up) or held (Meta, expired lease)."""
-        return self.filter(state__in=[EventDelivery.State.DEAD, EventDelivery.State.HELD])
+class ReadOnlyQuerySet(models.QuerySet):
+    """Reads only: every write through the ORM raises ReadOnlyError."""
 
     def update(self, **kwargs):
         raise ReadOnlyError(_READ_ONLY)
@@ -46,6 +38,19 @@ class EventDeliveryQuerySet(models.QuerySet):
 
     def bulk_update(self, *args, **kwargs):
         raise ReadOnlyError(_READ_ONLY)
+
+
+class EventDeliveryQuerySet(ReadOnlyQuerySet):
+    def for_lead(self, lead_project_id: int) -> EventDeliveryQuerySet:
+        return self.filter(lead_project_id=lead_project_id)
+
+    def undelivered(self) -> EventDeliveryQuerySet:
+        """Rows not delivered yet, failed ones included."""
+        return self.exclude(state=EventDelivery.State.SENT)
+
+    def failed(self) -> EventDeliveryQuerySet:
+        """Rows that need on-call: dead (gave up) or held (Meta, expired lease)."""
+        return self.filter(state__in=[EventDelivery.State.DEAD, EventDelivery.State.HELD])
 
 
 class EventDelivery(models.Model):
@@ -96,12 +101,55 @@ class EventDelivery(models.Model):
             ),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"#{self.id} lead {self.lead_project_id} {self.provider}/{self.destination} {self.event_name}: {self.state}"
 
     @property
-    def delivered(self):
+    def delivered(self) -> bool:
         return self.state == self.State.SENT
+
+    def save(self, *args, **kwargs):
+        raise ReadOnlyError(_READ_ONLY)
+
+    def delete(self, *args, **kwargs):
+        raise ReadOnlyError(_READ_ONLY)
+
+
+class EventDeliveryAttempt(models.Model):
+    """One line of a row's attempts log (event_delivery_attempt), written by the dispatcher only."""
+
+    id = models.BigAutoField(primary_key=True)
+    # No foreign key in the database: `dispatcher prune` archives rows, and the log is kept or pruned on its own.
+    delivery = models.ForeignKey(
+        EventDelivery,
+        on_delete=models.DO_NOTHING,
+        db_column="delivery_id",
+        db_constraint=False,
+        related_name="attempt_log",
+        editable=False,
+    )
+    attempt = models.IntegerField(editable=False)
+    started_at = models.DateTimeField(editable=False)
+    duration_ms = models.IntegerField(editable=False)
+    outcome = models.TextField(editable=False)  # delivered, retry, rejected, ... (docs/operations.md)
+    http_status = models.IntegerField(null=True, editable=False)
+    error = models.TextField(null=True, editable=False)
+    response_excerpt = models.TextField(null=True, editable=False)  # the provider's answer, first 512 bytes
+    lease_owner = models.TextField(null=True, editable=False)
+    note = models.TextField(null=True, editable=False)
+    provider_request_id = models.TextField(null=True, editable=False)  # Google Data Manager: checked later
+
+    objects = ReadOnlyQuerySet.as_manager()
+
+    class Meta:
+        managed = False
+        db_table = "event_delivery_attempt"
+        ordering = ["id"]
+        verbose_name = "delivery attempt"
+        verbose_name_plural = "delivery attempts"
+
+    def __str__(self) -> str:
+        return f"attempt {self.attempt} of #{self.delivery_id}: {self.outcome}"
 
     def save(self, *args, **kwargs):
         raise ReadOnlyError(_READ_ONLY)

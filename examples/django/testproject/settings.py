@@ -1,22 +1,54 @@
-"""The smallest Django project that uses outbox_events, for scenario.py and the
-end-to-end test (tests/e2e/django_e2e.cpp). Not a template for production
+"""The smallest Django project that uses outbox_events, for scenario.py, for
+its own `manage.py test` (the `crm` app's tests and outbox_events' own) and for
+the end-to-end tests (tests/e2e/django_e2e.cpp). Not a template for production
 settings.
 
 The database is taken from the standard libpq environment (what
-scripts/with_postgres.sh exports and the test sets for its scratch database):
+scripts/with_postgres.sh exports and the tests set for their scratch database):
 PGHOST (a host name or a socket directory), PGPORT, PGUSER, PGDATABASE,
-PGPASSWORD.
+PGPASSWORD. `manage.py test` creates and drops `test_<PGDATABASE>` on the same
+server, building it from migrations: outbox_events' migration 0002 gives it the
+dispatcher's schema.
 """
 
 import os
 
 SECRET_KEY = "outbox-events-testproject-not-secret"
 DEBUG = False
-ALLOWED_HOSTS = []
+ALLOWED_HOSTS = ["testserver", "localhost"]
 
 INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
     "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
     "outbox_events",
+    "crm",
+]
+
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+
+ROOT_URLCONF = "testproject.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
 ]
 
 DATABASES = {
@@ -32,6 +64,13 @@ DATABASES = {
     },
 }
 
+# The fan-out of enqueue_fanout(...) without providers. This is the built-in
+# default, spelled out; a CRM names the destinations its dispatcher configures.
+OUTBOX_EVENTS = {
+    "DEFAULT_FANOUT": [("meta", "default"), ("tiktok", "default"), ("google_data_manager", "default")],
+}
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 TIME_ZONE = "UTC"
+STATIC_URL = "/static/"

@@ -1,0 +1,127 @@
+"""The dispatcher's schema, applied from Django exactly as `dispatcher migrate` does.
+
+The dispatcher embeds sql/NNNN_*.sql at build time and records each one it
+applies in `outbox_schema_migrations` (name, SHA-256 of the file's text,
+applied_at) under a PostgreSQL advisory lock (db/migrations.cpp). This module
+applies the same files, in the same order, under the same lock, and records
+them the same way, so either tool can go first and the other then finds
+nothing to do. It runs from the outbox_events migration 0002, which is what
+makes Django's test database (built from migrations) have the schema.
+
+The files come from settings.OUTBOX_EVENTS["SCHEMA_DIR"], by default the app's
+`sql/` folder (in the dispatcher's repository a link to its top-level `sql/`,
+so there is one copy of the text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List
+
+from django.core.exceptions import ImproperlyConfigured
+
+from . import conf
+
+# The dispatcher's key for pg_advisory_lock ("outbox-migrate" as an integer):
+# a transaction-level lock here and its session-level lock exclude each other.
+MIGRATE_LOCK_KEY = 7310594112315183976
+
+MIGRATIONS_TABLE = "outbox_schema_migrations"
+
+# Byte for byte the table db/migrations.cpp creates.
+_CREATE_TABLE = """
+CREATE TABLE IF NOT EXISTS outbox_schema_migrations (
+    name       text PRIMARY KEY,
+    checksum   text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)"""
+_LOCK = "SELECT pg_advisory_xact_lock(%s)"
+_LIST = "SELECT name, checksum FROM outbox_schema_migrations ORDER BY name"
+_RECORD = "INSERT INTO outbox_schema_migrations (name, checksum) VALUES (%s, %s)"
+_TABLE_EXISTS = "SELECT to_regclass('outbox_schema_migrations') IS NOT NULL"
+
+
+@dataclass(frozen=True)
+class DispatcherMigration:
+    name: str  # the file name, e.g. "0001_event_delivery.sql"; the order is the name's
+    sql: str
+    checksum: str  # hex SHA-256 of the file's bytes, as the dispatcher records it
+
+
+@dataclass
+class SchemaReport:
+    applied: List[str] = field(default_factory=list)  # by this call, in order
+    already_applied: List[str] = field(default_factory=list)
+
+
+def dispatcher_migrations(directory: Path | None = None) -> List[DispatcherMigration]:
+    """The dispatcher's migrations in `directory` (default: the configured SCHEMA_DIR), in order."""
+    directory = conf.schema_dir() if directory is None else directory
+    # The dispatcher's CMake glob is sql/[0-9]*.sql, sorted.
+    files = sorted(directory.glob("[0-9]*.sql")) if directory.is_dir() else []
+    if not files:
+        raise ImproperlyConfigured(
+            f"no dispatcher migrations (NNNN_*.sql) in {directory}: set settings.{conf.SETTING}['SCHEMA_DIR'] "
+            "to the dispatcher's sql/ folder, or copy the app with its sql/ folder (cp -rL follows the link)"
+        )
+    found = []
+    for path in files:
+        data = path.read_bytes()
+        found.append(DispatcherMigration(path.name, data.decode("utf-8"), hashlib.sha256(data).hexdigest()))
+    return found
+
+
+def applied_migrations(connection) -> List[str]:
+    """Names recorded in outbox_schema_migrations (empty when the schema was never migrated)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_TABLE_EXISTS)
+        if not cursor.fetchone()[0]:
+            return []
+        cursor.execute(_LIST)
+        return [name for name, _ in cursor.fetchall()]
+
+
+def apply_dispatcher_schema(connection, migrations: List[DispatcherMigration] | None = None) -> SchemaReport:
+    """Applies the migrations not recorded yet, in the caller's transaction.
+
+    Raises RuntimeError when a recorded migration's checksum differs from the
+    file (the dispatcher refuses that database too). Records the dispatcher
+    knows and these files do not (a newer dispatcher migrated) are left alone.
+    """
+    migrations = dispatcher_migrations() if migrations is None else migrations
+    report = SchemaReport()
+    with connection.cursor() as cursor:
+        cursor.execute(_LOCK, [MIGRATE_LOCK_KEY])
+        cursor.execute(_CREATE_TABLE)
+        cursor.execute(_LIST)
+        recorded = dict(cursor.fetchall())
+        for m in migrations:
+            if m.name in recorded:
+                if recorded[m.name] != m.checksum:
+                    raise RuntimeError(
+                        f"dispatcher migration {m.name} in the database differs from {m.name} in "
+                        f"{conf.schema_dir()}: use the sql/ folder of the dispatcher version that migrated it"
+                    )
+                report.already_applied.append(m.name)
+                continue
+            # One execute with no parameters: psycopg2 sends the whole file as one
+            # simple query, as the dispatcher does, so `%` and `$$` bodies pass as written.
+            cursor.execute(m.sql)
+            cursor.execute(_RECORD, [m.name, m.checksum])
+            report.applied.append(m.name)
+    return report
+
+
+def check_dispatcher_schema(connection, migrations: List[DispatcherMigration] | None = None) -> None:
+    """Raises ImproperlyConfigured unless every migration is recorded (APPLY_SCHEMA False)."""
+    migrations = dispatcher_migrations() if migrations is None else migrations
+    recorded = set(applied_migrations(connection))
+    missing = [m.name for m in migrations if m.name not in recorded]
+    if missing:
+        name = connection.settings_dict.get("NAME")
+        raise ImproperlyConfigured(
+            f"database {name!r} lacks the dispatcher's migration(s) {', '.join(missing)}: run `dispatcher migrate` "
+            f"against it first, or set settings.{conf.SETTING}['APPLY_SCHEMA'] = True to let Django apply them"
+        )

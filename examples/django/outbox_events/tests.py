@@ -1,0 +1,184 @@
+"""outbox_events' own tests; they run in the CRM's `manage.py test` like any app's.
+
+They need PostgreSQL (the dispatcher's schema is PostgreSQL's) and, for the
+admin tests, django.contrib.admin in INSTALLED_APPS.
+"""
+
+from unittest import skipUnless
+
+from django.apps import apps
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection, transaction
+from django.test import TestCase, override_settings
+from django.urls import reverse
+
+from outbox_events import (
+    DestinationConflictError,
+    DuplicateProviderError,
+    ReadOnlyError,
+    SchemaMissingError,
+    default_fanout,
+    enqueue_event,
+    enqueue_fanout,
+)
+from outbox_events.apps import check_outbox_settings
+from outbox_events.models import EventDelivery
+from outbox_events.schema import applied_migrations, apply_dispatcher_schema, dispatcher_migrations
+
+PAYLOAD = {"email": "mary@example.com"}
+SIGNATURE = "enqueue_event_delivery(bigint, text, text, jsonb, text, text)"
+
+
+class Rollback(Exception):
+    """Raised to leave an atomic block, undoing a change to the schema."""
+
+
+class SchemaTests(TestCase):
+    def test_the_test_database_has_every_dispatcher_migration_recorded(self):
+        shipped = dispatcher_migrations()
+        self.assertGreaterEqual(len(shipped), 5)
+        self.assertEqual(applied_migrations(connection), [m.name for m in shipped])
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name, checksum FROM outbox_schema_migrations")
+            self.assertEqual(dict(cursor.fetchall()), {m.name: m.checksum for m in shipped})
+
+    def test_applying_again_changes_nothing(self):
+        report = apply_dispatcher_schema(connection)
+        self.assertEqual(report.applied, [])
+        self.assertEqual(report.already_applied, [m.name for m in dispatcher_migrations()])
+
+    def test_a_changed_migration_is_refused(self):
+        with self.assertRaisesMessage(RuntimeError, "differs from"):
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "UPDATE outbox_schema_migrations SET checksum = 'edited' WHERE name = %s",
+                        [dispatcher_migrations()[0].name],
+                    )
+                apply_dispatcher_schema(connection)
+
+    def test_a_missing_schema_says_run_dispatcher_migrate(self):
+        with self.assertRaises(SchemaMissingError) as caught:
+            with transaction.atomic():  # a savepoint: the function comes back when it rolls back
+                with connection.cursor() as cursor:
+                    cursor.execute(f"DROP FUNCTION {SIGNATURE}")
+                enqueue_event(1, "meta", "Lead", PAYLOAD)
+        self.assertIn("run `dispatcher migrate`", str(caught.exception))
+        self.assertIn("function enqueue_event_delivery(integer, unknown", str(caught.exception))
+        self.assertIn(repr(connection.settings_dict["NAME"]), str(caught.exception))  # names the database
+        self.assertTrue(enqueue_event(1, "meta", "Lead", PAYLOAD))  # the savepoint restored it
+
+
+class ProviderErrorTests(TestCase):
+    def test_providers_as_a_string_is_refused(self):
+        with self.assertRaisesMessage(TypeError, "write providers=['webhook']"):
+            enqueue_fanout(1, "Lead", PAYLOAD, providers="webhook")
+        self.assertFalse(EventDelivery.objects.exists())
+
+    def test_one_fanout_with_two_destinations_of_a_provider_is_refused(self):
+        with self.assertRaisesMessage(DuplicateProviderError, "unique per (lead, provider, event)"):
+            enqueue_fanout(1, "Lead", PAYLOAD, providers=[("webhook", "a"), "meta", ("webhook", "b")])
+        self.assertFalse(EventDelivery.objects.exists())
+
+    def test_a_second_destination_of_the_same_provider_raises(self):
+        self.assertTrue(enqueue_event(1, "webhook", "Lead", PAYLOAD, destination="crm_hook"))
+        self.assertFalse(enqueue_event(1, "webhook", "Lead", PAYLOAD, destination="crm_hook"))
+        with self.assertRaises(DestinationConflictError) as caught:
+            enqueue_event(1, "webhook", "Lead", PAYLOAD, destination="partner_hook")
+        message = str(caught.exception)
+        self.assertIn("'crm_hook'", message)
+        self.assertIn("'partner_hook' gets no row", message)
+        self.assertIn("unique per (lead, provider, event)", message)
+        self.assertEqual(caught.exception.existing_destination, "crm_hook")
+
+    def test_a_fanout_over_a_row_of_another_destination_raises(self):
+        self.assertTrue(enqueue_event(1, "webhook", "Lead", PAYLOAD))  # destination "default"
+        with self.assertRaisesMessage(DestinationConflictError, "destination 'crm_hook' gets no row"):
+            enqueue_fanout(1, "Lead", PAYLOAD, providers=["meta", ("webhook", "crm_hook")])
+
+    def test_bad_names_are_refused_before_the_database(self):
+        with self.assertRaisesMessage(ValueError, "provider must be lower-case"):
+            enqueue_event(1, "Meta", "Lead", PAYLOAD)
+        with self.assertRaisesMessage(TypeError, "a fan-out entry"):
+            enqueue_fanout(1, "Lead", PAYLOAD, providers=[("meta", "default", "extra")])
+
+    def test_the_model_is_read_only(self):
+        enqueue_event(1, "meta", "Lead", PAYLOAD)
+        row = EventDelivery.objects.get()
+        with self.assertRaises(ReadOnlyError):
+            row.save()
+        with self.assertRaises(ReadOnlyError):
+            EventDelivery.objects.update(state="sent")
+
+
+class DefaultFanoutSettingTests(TestCase):
+    @override_settings(OUTBOX_EVENTS={"DEFAULT_FANOUT": [("webhook", "crm_hook"), "meta"]})
+    def test_the_setting_names_the_default_fanout(self):
+        self.assertEqual(enqueue_fanout(7, "Lead", PAYLOAD), {"webhook": True, "meta": True})
+        rows = EventDelivery.objects.for_lead(7).order_by("provider")
+        self.assertEqual([(r.provider, r.destination) for r in rows], [("meta", "default"), ("webhook", "crm_hook")])
+
+    def test_without_the_setting_meta_tiktok_and_google_data_manager(self):
+        with override_settings():
+            from django.conf import settings
+
+            del settings.OUTBOX_EVENTS
+            self.assertEqual(
+                default_fanout(),
+                (("meta", "default"), ("tiktok", "default"), ("google_data_manager", "default")),
+            )
+
+    def test_a_wrong_setting_is_reported(self):
+        cases = {
+            "webhook": "not a string",
+            (("meta", "a"), ("meta", "b")): "unique per (lead, provider, event)",
+            (): "is empty",
+        }
+        for value, message in cases.items():
+            with self.subTest(value=value), override_settings(OUTBOX_EVENTS={"DEFAULT_FANOUT": value}):
+                with self.assertRaisesMessage(ImproperlyConfigured, message):
+                    enqueue_fanout(1, "Lead", PAYLOAD)
+                (error,) = check_outbox_settings()
+                self.assertEqual(error.id, "outbox_events.E001")
+                self.assertIn("DEFAULT_FANOUT", error.msg)
+        with override_settings(OUTBOX_EVENTS={"DEFAULT_FANOUTS": []}):
+            with self.assertRaisesMessage(ImproperlyConfigured, "unknown key(s) 'DEFAULT_FANOUTS'"):
+                enqueue_fanout(1, "Lead", PAYLOAD)
+        self.assertEqual(check_outbox_settings(), [])
+
+
+@skipUnless(apps.is_installed("django.contrib.admin"), "django.contrib.admin is not installed")
+class AdminTests(TestCase):
+    def setUp(self):
+        from django.contrib.auth import get_user_model
+
+        staff = get_user_model().objects.create_superuser("oncall", "oncall@example.com", "not-a-secret")
+        self.client.force_login(staff)
+        enqueue_event(42, "meta", "Lead", {"email": "admin-view@example.com"})
+        self.row = EventDelivery.objects.get(lead_project_id=42)
+        with connection.cursor() as cursor:  # what the dispatcher writes after an attempt
+            cursor.execute(
+                "INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, "
+                "http_status, error) VALUES (%s, 1, now(), 26, 'retry', 503, 'Meta: service unavailable')",
+                [self.row.id],
+            )
+
+    def test_the_list_and_the_detail_page_show_the_row_and_its_attempts(self):
+        listing = self.client.get(reverse("admin:outbox_events_eventdelivery_changelist"), {"q": "42"})
+        self.assertEqual(listing.status_code, 200)
+        self.assertContains(listing, "meta")
+        self.assertNotContains(listing, reverse("admin:outbox_events_eventdelivery_add"))  # no "add" button
+        detail = self.client.get(reverse("admin:outbox_events_eventdelivery_change", args=[self.row.id]))
+        self.assertEqual(detail.status_code, 200)
+        self.assertContains(detail, "admin-view@example.com")
+        self.assertContains(detail, "Meta: service unavailable")
+        self.assertNotContains(detail, 'name="_save"')
+
+    def test_nothing_can_be_added_changed_or_deleted(self):
+        add = self.client.get(reverse("admin:outbox_events_eventdelivery_add"))
+        self.assertEqual(add.status_code, 403)
+        change = reverse("admin:outbox_events_eventdelivery_change", args=[self.row.id])
+        self.assertEqual(self.client.post(change, {"state": "sent"}).status_code, 403)
+        delete = self.client.post(reverse("admin:outbox_events_eventdelivery_delete", args=[self.row.id]))
+        self.assertEqual(delete.status_code, 403)
+        self.assertEqual(EventDelivery.objects.get(id=self.row.id).state, EventDelivery.State.PENDING)
