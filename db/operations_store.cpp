@@ -8,16 +8,30 @@ namespace {
 using namespace std::chrono_literals;
 constexpr auto statement_timeout = 60s;
 
-// Counts use the partial indexes; `sent` is estimated from the planner's
-// statistics because counting millions of delivered rows helps nobody at 3 a.m.
+// Counts use the partial indexes. `sent` is counted only while the planner's
+// estimate of the whole table is small (reltuples: -1 before the first ANALYZE);
+// above that it is the estimate minus the open rows, and says so
+// (sent_estimated), because counting millions of delivered rows helps nobody
+// at 3 a.m. Every state is listed, 0 included.
 constexpr const char* status_sql = R"sql(
+WITH open_rows AS (
+    SELECT state, count(*) AS n FROM event_delivery WHERE state IN ('pending', 'sending', 'dead', 'held')
+    GROUP BY state),
+table_estimate AS (
+    SELECT reltuples::bigint >= 100000 AS large, reltuples::bigint AS n
+    FROM pg_class WHERE oid = 'event_delivery'::regclass),
+sent AS (
+    SELECT e.large AS estimated,
+           CASE WHEN e.large THEN greatest(e.n - (SELECT coalesce(sum(n), 0) FROM open_rows), 0)::bigint
+                ELSE (SELECT count(*) FROM event_delivery WHERE state = 'sent') END AS n
+    FROM table_estimate e)
 SELECT json_build_object(
-  'by_state', (SELECT coalesce(json_object_agg(state, n), '{}') FROM (
-      SELECT state, count(*) AS n FROM event_delivery WHERE state IN ('pending', 'sending', 'dead', 'held')
-      GROUP BY state) s),
-  'sent_estimate', (SELECT greatest(reltuples::bigint - (SELECT count(*) FROM event_delivery
-                                                        WHERE state IN ('pending', 'sending', 'dead', 'held')), 0)
-                    FROM pg_class WHERE oid = 'event_delivery'::regclass),
+  'by_state', (SELECT json_object_agg(s.state, CASE WHEN s.state = 'sent' THEN (SELECT n FROM sent)
+                                                    ELSE coalesce(o.n, 0) END ORDER BY s.ord)
+               FROM unnest(ARRAY['pending', 'sending', 'dead', 'held', 'sent']) WITH ORDINALITY AS s(state, ord)
+               LEFT JOIN open_rows o ON o.state = s.state),
+  'sent_estimated', (SELECT estimated FROM sent),
+  'sent_estimate', (SELECT n FROM sent),
   'by_destination', (SELECT coalesce(json_agg(d ORDER BY d.provider, d.destination), '[]') FROM (
       SELECT provider, destination,
              count(*) FILTER (WHERE state = 'pending') AS pending,

@@ -69,6 +69,14 @@ void print_conversion_facts(const nlohmann::json& a) {
   }
 }
 
+// "3", or "3 (not counted)" for an attempt the dispatcher refunded: a
+// destination-wide refusal (outcome `paused`, dispatcher/sender.cpp) puts the
+// row back with its attempt count lowered, so the next attempt has the same number.
+std::string attempt_number(const nlohmann::json& a) {
+  const bool refunded = a["outcome"].is_string() && a["outcome"].get<std::string>() == "paused";
+  return text(a["attempt"]) + (refunded ? " (not counted)" : "");
+}
+
 void print_row(const nlohmann::json& doc) {
   const auto& row = doc["row"];
   for (const char* key : {"id", "lead_project_id", "provider", "destination", "event_name", "idempotency_key",
@@ -79,7 +87,7 @@ void print_row(const nlohmann::json& doc) {
   std::cout << std::string(11, ' ') << "payload  " << json_text(row["payload"]) << "\n\nattempts:\n";
   if (doc["attempts"].empty()) std::cout << "  (none yet)\n";
   for (const auto& a : doc["attempts"]) {
-    std::cout << "  #" << text(a["attempt"]) << "  " << text(a["started_at"]) << "  " << text(a["outcome"])
+    std::cout << "  #" << attempt_number(a) << "  " << text(a["started_at"]) << "  " << text(a["outcome"])
               << "  http " << text(a["http_status"]) << "  " << text(a["duration_ms"]) << " ms  by "
               << text(a["lease_owner"]) << "\n";
     if (!a["error"].is_null()) std::cout << "      error: " << text(a["error"]) << "\n";

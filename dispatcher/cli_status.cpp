@@ -22,7 +22,8 @@ constexpr const char* help = R"(usage: dispatcher status [--json]
 Counts of rows by state and by provider/destination (pending, due now,
 sending, dead, held), the oldest due row and its age, rows in `sending` whose
 lease expired (a dead dispatcher: `dispatcher sweep`), dead rows in the last
-24 h, and paused destinations. `sent` is an estimate from table statistics.
+24 h, and paused destinations. `sent` is counted exactly on a table of up to 100,000 rows, estimated
+from table statistics (shown as ~N) above that.
 Then, per provider/destination, the conversions: match-key coverage (share of
 the delivered attempts of the last 24 h carrying each key), fields dropped from
 them by field:reason (top 5), and the requests the provider accepted in the
@@ -154,10 +155,12 @@ void print_dispatchers(const nlohmann::json& fleet) {
 }
 
 void print_text(const nlohmann::json& s) {
+  // Which database this is, first: on-call may have several shells open.
+  if (s.contains("database")) std::cout << "database: " << text(s, "database") << "\n";
   const auto& by_state = s["by_state"];
   std::cout << "rows:  pending " << count(by_state, "pending") << "   sending " << count(by_state, "sending")
-            << "   dead " << count(by_state, "dead") << "   held " << count(by_state, "held") << "   sent ~"
-            << s["sent_estimate"].get<long long>() << "\n";
+            << "   dead " << count(by_state, "dead") << "   held " << count(by_state, "held") << "   sent "
+            << (s.value("sent_estimated", true) ? "~" : "") << count(by_state, "sent") << "\n";
   if (s["oldest_due"].is_null()) {
     std::cout << "oldest due row: none (nothing waiting to be sent)\n";
   } else {
@@ -211,6 +214,8 @@ boost::asio::awaitable<void> add_fleet(db::connection& conn, nlohmann::json& s) 
   }
   const auto fleet = co_await db::async_try(db::async_fleet(conn));
   if (fleet) s["dispatchers"] = *fleet;
+  const auto where = co_await db::async_try(db::async_database_label(conn));
+  if (where) s["database"] = *where;
 }
 
 }  // namespace

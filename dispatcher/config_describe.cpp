@@ -105,35 +105,7 @@ std::string shown(std::string_view key, std::string_view value) {
 using line_fn = std::function<void(std::string_view, std::string_view)>;
 
 void describe_globals(const config& cfg, const line_fn& line) {
-  const auto n = [](auto v) { return std::to_string(v); };
-  // A libpq URI or conninfo: its secrets are the password (userinfo or password=),
-  // which redact_url() masks; sslmode, dbname and the like are worth seeing.
-  line("DATABASE_URL", redact_url(cfg.database_url));
-  line("OUTBOX_INSTANCE_NAME", cfg.instance_name.value_or(""));
-  line("OUTBOX_WAKE_MODE", cfg.wake == wake_mode::listen ? "listen" : "poll");
-  line("OUTBOX_NOTIFY_CHANNEL", cfg.notify_channel);
-  line("OUTBOX_POLL_INTERVAL_MS", n(cfg.poll_interval.count()));
-  line("OUTBOX_ADAPTIVE_LINGER_MS", n(cfg.adaptive_linger.count()));
-  line("OUTBOX_ADAPTIVE_POLL_MS", n(cfg.adaptive_poll.count()));
-  line("OUTBOX_ADAPTIVE_TTL_MS", n(cfg.adaptive_ttl.count()));
-  line("OUTBOX_ADAPTIVE_WAKE_RATE", n(cfg.adaptive_wake_rate));
-  line("OUTBOX_CLAIM_BATCH", n(cfg.claim_batch));
-  line("OUTBOX_MAX_IN_FLIGHT", n(cfg.max_in_flight));
-  line("OUTBOX_LEASE_SECONDS", n(cfg.lease.count()));
-  line("OUTBOX_REQUEST_TIMEOUT_MS", n(cfg.request_timeout.count()));
-  line("OUTBOX_CONNECT_TIMEOUT_MS", n(cfg.connect_timeout.count()));
-  line("OUTBOX_SWEEP_INTERVAL_SECONDS", n(cfg.sweep_interval.count()));
-  line("OUTBOX_STATUS_POLL_SECONDS", n(cfg.status_poll_interval.count()));
-  line("OUTBOX_SHUTDOWN_GRACE_SECONDS", n(cfg.shutdown_grace.count()));
-  line("OUTBOX_LISTEN_HEARTBEAT_SECONDS", n(cfg.listen_heartbeat.count()));
-  line("OUTBOX_BACKOFF_BASE_SECONDS", n(cfg.backoff.base.count()));
-  line("OUTBOX_BACKOFF_CAP_SECONDS", n(cfg.backoff.cap.count()));
-  line("OUTBOX_MAX_ATTEMPTS", n(cfg.backoff.max_attempts));
-  line("OUTBOX_RETRY_HORIZON_HOURS", n(std::chrono::duration_cast<std::chrono::hours>(cfg.backoff.retry_horizon).count()));
-  line("OUTBOX_EXTRA_CA_FILE", cfg.extra_ca_file);
-  line("OUTBOX_MAX_PAYLOAD_BYTES", n(cfg.max_payload_bytes));
-  line("OUTBOX_LOG_LEVEL", to_string(cfg.min_log_level));
-  line("OUTBOX_METRICS_ADDRESS", cfg.metrics_address.value_or(""));
+  for (const auto& setting : config_detail::global_settings()) line(setting.name, setting.show(cfg));
 }
 
 void describe_destination(const destination_config& d, const line_fn& line) {

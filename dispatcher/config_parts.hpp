@@ -1,7 +1,7 @@
 #pragma once
-// Internals of load_config() shared by its files (not for other callers):
+// Internals of load_config() shared by its files (and its tests; not for other callers):
 //   config_read.cpp          the JSON file and the environment -> raw_config
-//   config_globals.cpp       raw globals -> typed settings, and the lease budget
+//   config_globals.cpp       the table of global settings, raw globals -> typed settings, the lease budget
 //   config_destinations.cpp  raw destinations -> destination_config, the provider registry
 //   config_describe.cpp      describe(), secrets masked
 //   config.cpp               load_config() itself, config_error, process_environment()
@@ -47,35 +47,51 @@ inline constexpr std::string_view operator_var = "OUTBOX_OPERATOR";
 inline constexpr std::string_view dest_prefix = "OUTBOX_DEST__";
 inline constexpr std::string_view dest_pattern = "OUTBOX_DEST__<PROVIDER>__<DESTINATION>__<KEY>";
 
-// Every global setting, in describe() order.
-inline constexpr std::array<std::string_view, 26> global_settings{
-    "DATABASE_URL",
-    "OUTBOX_INSTANCE_NAME",
-    "OUTBOX_WAKE_MODE",
-    "OUTBOX_NOTIFY_CHANNEL",
-    "OUTBOX_POLL_INTERVAL_MS",
-    "OUTBOX_ADAPTIVE_LINGER_MS",
-    "OUTBOX_ADAPTIVE_POLL_MS",
-    "OUTBOX_ADAPTIVE_TTL_MS",
-    "OUTBOX_ADAPTIVE_WAKE_RATE",
-    "OUTBOX_CLAIM_BATCH",
-    "OUTBOX_MAX_IN_FLIGHT",
-    "OUTBOX_LEASE_SECONDS",
-    "OUTBOX_REQUEST_TIMEOUT_MS",
-    "OUTBOX_CONNECT_TIMEOUT_MS",
-    "OUTBOX_SWEEP_INTERVAL_SECONDS",
-    "OUTBOX_STATUS_POLL_SECONDS",
-    "OUTBOX_SHUTDOWN_GRACE_SECONDS",
-    "OUTBOX_LISTEN_HEARTBEAT_SECONDS",
-    "OUTBOX_BACKOFF_BASE_SECONDS",
-    "OUTBOX_BACKOFF_CAP_SECONDS",
-    "OUTBOX_MAX_ATTEMPTS",
-    "OUTBOX_RETRY_HORIZON_HOURS",
-    "OUTBOX_EXTRA_CA_FILE",
-    "OUTBOX_MAX_PAYLOAD_BYTES",
-    "OUTBOX_LOG_LEVEL",
-    "OUTBOX_METRICS_ADDRESS",
+// ---- the global settings -------------------------------------------------------
+
+class setting_reader;  // config_globals.cpp: raw values by name, and the problems list
+
+enum class setting_kind { whole_number, choice, text };
+
+// One global setting. The table of them (global_settings(), config_globals.cpp)
+// is the only list: reading (config_read.cpp), parsing, describe() and the docs
+// test (tests/dispatcher/config_docs_test.cpp) all walk it, so a setting cannot
+// be added to one of them and forgotten in another.
+struct global_setting {
+  std::string_view name;  // the environment variable; file_key() gives the file's key
+  setting_kind kind;
+  std::string_view fallback;            // the default as describe() prints it; "" = empty
+  std::string_view documented_default;  // the docs' Default cell when it is not `fallback` ("the host name")
+  std::int64_t min;                     // whole numbers only: the accepted range
+  std::int64_t max;
+  std::string_view meaning;                // one line, for people reading the table
+  void (*apply)(config&, std::int64_t);    // whole numbers: store a valid value
+  void (*read)(setting_reader&, config&);  // the others: parse, validate, store
+  std::string (*show)(const config&);      // describe(): the effective value, secrets masked
 };
+
+// In describe() order.
+[[nodiscard]] std::span<const global_setting> global_settings();
+[[nodiscard]] const global_setting* find_global_setting(std::string_view name);
+// "database_url", "poll_interval_ms": the variable name without OUTBOX_, lower-case.
+[[nodiscard]] std::string file_key(std::string_view name);
+
+// A setting that was removed: still recognized, so whoever sets it learns why it
+// went rather than reading "unknown setting". Its one still-meaningful value is
+// accepted with a warning (old `dispatcher config` output pasted as an env file).
+struct retired_setting {
+  std::string_view name;
+  std::string_view fixed_value;
+  std::string_view why;  // the problem text after "NAME: "
+};
+
+inline constexpr std::array<retired_setting, 1> retired_settings{{
+    {"OUTBOX_NOTIFY_CHANNEL", "outbox_event_delivery",
+     "no longer supported: the channel is fixed (outbox_event_delivery); the trigger in sql/ and the "
+     "dispatcher's own signals always notify it, so another channel heard nothing; remove the setting"},
+}};
+
+[[nodiscard]] const retired_setting* find_retired_setting(std::string_view name);
 
 // ---- the stages of load_config() ---------------------------------------------------
 

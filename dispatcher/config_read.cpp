@@ -20,6 +20,11 @@ raw_destination& destination_entry(raw_config& raw, std::string provider, std::s
   return it->second;
 }
 
+// A current setting, or a retired one (parse_globals() says why it went).
+bool is_global_name(std::string_view name) {
+  return find_global_setting(name) != nullptr || find_retired_setting(name) != nullptr;
+}
+
 // ---- the JSON file ----------------------------------------------------------
 
 std::optional<std::string> scalar_text(const json& value) {
@@ -120,11 +125,9 @@ std::optional<json> parse_file(const std::string& path, std::vector<std::string>
 
 void read_file_global(const std::string& key, const json& value, raw_config& raw, std::vector<std::string>& problems) {
   const std::string name = variable_for_file_key(key);
-  if (!contains(global_settings, name)) {
+  if (!is_global_name(name)) {
     std::vector<std::string> file_keys;
-    for (const auto setting : global_settings) {
-      file_keys.push_back(setting == "DATABASE_URL" ? "database_url" : lower(setting.substr(7)));
-    }
+    for (const auto& setting : global_settings()) file_keys.push_back(file_key(setting.name));
     problems.push_back(file_origin(key) + ": unknown setting" + suggestion(lower(key), file_keys));
     return;
   }
@@ -175,12 +178,14 @@ void read_file(const std::string& path, raw_config& raw, std::vector<std::string
 
 void read_env(const environment& env, raw_config& raw, std::vector<std::string>& problems) {
   for (const auto& [var, value] : env) {
-    if (contains(global_settings, var)) {
+    if (is_global_name(var)) {
       raw.globals[var] = {value, var};
     } else if (var.starts_with(dest_prefix)) {
       read_env_destination(var, value, raw, problems);
     } else if (var.starts_with("OUTBOX_") && var != config_file_var && var != operator_var) {
-      std::string hint = suggestion(var, global_settings);
+      std::vector<std::string_view> names;
+      for (const auto& setting : global_settings()) names.push_back(setting.name);
+      std::string hint = suggestion(var, names);
       if (hint.empty() && var.starts_with("OUTBOX_DEST")) {
         hint = "; destination settings look like " + std::string{dest_pattern};
       }

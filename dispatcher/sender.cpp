@@ -195,13 +195,7 @@ void sender::judge(destination& dest, std::vector<providers::outbound_event> eve
                    {{"provider", dest.provider_kind}, {"destination", dest.name},
                     {"reason", *verdict.pause_destination}, {"pause_seconds", destination_pause.count()}});
     for (const auto& e : events) {
-      auto s = plan_putback(ctx_.in_flight.find(e.row_id)->ticket, 0ms, "paused", *verdict.pause_destination);
-      s.log_attempt = true;  // a real request: on-call wants to see what the API answered
-      s.started_at = ex.facts.started_at;
-      s.duration = ex.facts.duration;
-      s.http_status = ex.facts.http_status;
-      s.response_excerpt = ex.facts.response_excerpt;
-      settle(std::move(s));
+      settle(plan_paused_attempt(ctx_.in_flight.find(e.row_id)->ticket, ex.facts, *verdict.pause_destination));
     }
     return;
   }

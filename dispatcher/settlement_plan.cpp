@@ -61,6 +61,17 @@ db::settlement plan_putback(const row_ticket& row, std::chrono::milliseconds del
   return s;
 }
 
+db::settlement plan_paused_attempt(const row_ticket& row, const attempt_facts& facts, const std::string& reason) {
+  auto s = plan_putback(row, std::chrono::milliseconds(0), "paused", "destination paused: " + reason);
+  s.log_attempt = true;  // a real request: on-call wants to see what the API answered
+  s.started_at = facts.started_at;
+  s.duration = facts.duration;
+  s.http_status = facts.http_status;
+  s.response_excerpt = facts.response_excerpt;
+  s.note = facts.note;
+  return s;
+}
+
 db::settlement plan_hold(const row_ticket& row, std::string reason, std::chrono::system_clock::time_point now) {
   auto s = base(row);
   s.state = db::settle_state::held;

@@ -38,6 +38,12 @@ struct attempt_facts {
 [[nodiscard]] db::settlement plan_putback(const row_ticket& row, std::chrono::milliseconds delay,
                                           std::string outcome, std::string reason);
 
+// A request the destination refused as a whole (401/403, a refused token): put
+// back without counting the attempt, but logged with what the API answered.
+// last_error reads "destination paused: <reason>", like every paused put-back.
+[[nodiscard]] db::settlement plan_paused_attempt(const row_ticket& row, const attempt_facts& facts,
+                                                 const std::string& reason);
+
 // Held for on-call review instead of an automatic resend (see provider::hold_reclaimed).
 [[nodiscard]] db::settlement plan_hold(const row_ticket& row, std::string reason,
                                        std::chrono::system_clock::time_point now);

@@ -107,17 +107,42 @@ std::optional<std::string> find(const key_index& index, const std::string& key) 
 
 std::span<const country_alias> country_aliases() { return alias_table; }
 
+namespace {
+
+// CRM rows repeat a few countries and states thousands of times: remember the
+// answer per raw text (ICU folding costs microseconds a call). Bounded: cleared
+// when full, since a hostile feed of unique values must not grow it forever.
+template <class Compute>
+std::optional<std::string> memoized(std::unordered_map<std::string, std::optional<std::string>>& memo,
+                                    std::string key, Compute compute) {
+  constexpr std::size_t max_entries = 4096;
+  if (const auto it = memo.find(key); it != memo.end()) return it->second;
+  auto value = compute();
+  if (memo.size() >= max_entries) memo.clear();
+  memo.emplace(std::move(key), value);
+  return value;
+}
+
+}  // namespace
+
 std::optional<std::string> country_code(std::string_view raw) {
-  const std::string key = unicode::match_key(raw);
-  if (key.empty()) return std::nullopt;
-  return find(country_index(), key);
+  thread_local std::unordered_map<std::string, std::optional<std::string>> memo;
+  return memoized(memo, std::string{raw}, [&]() -> std::optional<std::string> {
+    const std::string key = unicode::match_key(raw);
+    if (key.empty()) return std::nullopt;
+    return find(country_index(), key);
+  });
 }
 
 std::optional<std::string> subdivision_code(std::string_view alpha2, std::string_view raw) {
   const bool two_letters = alpha2.size() == 2 && is_ascii_letter(alpha2[0]) && is_ascii_letter(alpha2[1]);
-  const std::string key = unicode::match_key(raw);
-  if (!two_letters || key.empty()) return std::nullopt;
-  return find(subdivision_index(), lower_ascii(alpha2) + "|" + key);
+  if (!two_letters) return std::nullopt;
+  thread_local std::unordered_map<std::string, std::optional<std::string>> memo;
+  return memoized(memo, lower_ascii(alpha2) + "|" + std::string{raw}, [&]() -> std::optional<std::string> {
+    const std::string key = unicode::match_key(raw);
+    if (key.empty()) return std::nullopt;
+    return find(subdivision_index(), lower_ascii(alpha2) + "|" + key);
+  });
 }
 
 std::optional<std::string> subdivision_name(std::string_view alpha2, std::string_view raw) {

@@ -3,6 +3,7 @@
 #include <phonenumbers/phonenumberutil.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "providers/unicode_text.hpp"
 
@@ -114,7 +115,9 @@ std::string parsing_region(std::string_view row_country, std::string_view defaul
   return known_region(code);
 }
 
-e164_result to_e164(std::string_view raw, std::string_view row_country, std::string_view default_calling_code) {
+namespace {
+
+e164_result parse_to_e164(std::string_view raw, std::string_view row_country, std::string_view default_calling_code) {
   // Lower-casing only makes the text valid UTF-8 for the library ("EXT" reads as "ext").
   const std::string text = unicode::to_lower(unicode::trim(raw));
   const std::string region = parsing_region(row_country, default_calling_code);
@@ -136,6 +139,24 @@ e164_result to_e164(std::string_view raw, std::string_view row_country, std::str
   std::string e164;
   util().Format(*result.number, PhoneNumberUtil::E164, &e164);
   return {std::move(e164), {}};
+}
+
+}  // namespace
+
+// libphonenumber's parse costs tens of microseconds; one lead's phone comes back
+// for every provider and event it is sent to. Remembered per thread, bounded
+// (cleared when full) so unique numbers cannot grow it without limit.
+e164_result to_e164(std::string_view raw, std::string_view row_country, std::string_view default_calling_code) {
+  constexpr std::size_t max_entries = 4096;
+  thread_local std::unordered_map<std::string, e164_result> memo;
+  std::string key;
+  key.reserve(raw.size() + row_country.size() + default_calling_code.size() + 2);
+  key.append(raw).append(1, '\x1f').append(row_country).append(1, '\x1f').append(default_calling_code);
+  if (const auto it = memo.find(key); it != memo.end()) return it->second;
+  auto result = parse_to_e164(raw, row_country, default_calling_code);
+  if (memo.size() >= max_entries) memo.clear();
+  memo.emplace(std::move(key), result);
+  return result;
 }
 
 }  // namespace outbox::providers::phone

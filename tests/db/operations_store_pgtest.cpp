@@ -52,6 +52,29 @@ TEST_CASE("status reports counts, the oldest due row, expired leases and pauses"
   CHECK(s["by_destination"].size() == 2);
 }
 
+// Issue 12, stumble 9: `sent ~0` after 12 deliveries was a whole-table estimate.
+TEST_CASE("status counts sent rows exactly on a small table, lists every state, and marks an estimate as one") {
+  outbox::test::scratch_database db;
+  db.query("SELECT enqueue_event_delivery(g, 'webhook', 'Lead', '{}'::jsonb) FROM generate_series(1, 13) g");
+  db.query("UPDATE event_delivery SET state = 'sent', sent_at = now() WHERE lead_project_id <= 12");
+  db.query("ANALYZE event_delivery");  // the planner now knows the table is small
+  const auto status = [&] {
+    return outbox::test::run_async([&](auto ex) -> asio::awaitable<nlohmann::json> {
+      auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+      co_return co_await outbox::db::async_status(c);
+    });
+  };
+  auto s = status();
+  CHECK(s["by_state"] == nlohmann::json({{"pending", 1}, {"sending", 0}, {"dead", 0}, {"held", 0}, {"sent", 12}}));
+  CHECK(s["sent_estimated"] == false);
+
+  // A large table: the estimate minus the open rows, flagged as an estimate.
+  db.query("UPDATE pg_class SET reltuples = 250000 WHERE oid = 'event_delivery'::regclass");
+  s = status();
+  CHECK(s["by_state"]["sent"] == 249999);
+  CHECK(s["sent_estimated"] == true);
+}
+
 TEST_CASE("requeue moves only matching dead/held rows back, keeps the key, and dry-run changes nothing") {
   outbox::test::scratch_database db;
   seed(db);

@@ -107,7 +107,6 @@ TEST_CASE("every global setting is read from the environment") {
                                                      {"DATABASE_URL", "postgresql://app@db/crm"},
                                                      {"OUTBOX_INSTANCE_NAME", "worker-1"},
                                                      {"OUTBOX_WAKE_MODE", "POLL"},
-                                                     {"OUTBOX_NOTIFY_CHANNEL", "my_channel"},
                                                      {"OUTBOX_POLL_INTERVAL_MS", "500"},
                                                      {"OUTBOX_CLAIM_BATCH", "50"},
                                                      {"OUTBOX_MAX_IN_FLIGHT", "64"},
@@ -129,7 +128,6 @@ TEST_CASE("every global setting is read from the environment") {
   CHECK(c.database_url == "postgresql://app@db/crm");
   CHECK(c.instance_name == std::optional<std::string>{"worker-1"});
   CHECK(c.wake == wake_mode::poll);
-  CHECK(c.notify_channel == "my_channel");
   CHECK(c.poll_interval == 500ms);
   CHECK(c.claim_batch == 50);
   CHECK(c.max_in_flight == 64);
@@ -412,7 +410,7 @@ TEST_CASE("describe() prints every effective setting in environment form") {
   CHECK(text.find("OUTBOX_DEST__WEBHOOK__DEFAULT__PAUSED=false\n") != std::string::npos);
   // Every global variable appears, so the output can be diffed against expectations.
   for (const char* name :
-       {"DATABASE_URL", "OUTBOX_INSTANCE_NAME", "OUTBOX_NOTIFY_CHANNEL", "OUTBOX_POLL_INTERVAL_MS",
+       {"DATABASE_URL", "OUTBOX_INSTANCE_NAME", "OUTBOX_POLL_INTERVAL_MS",
         "OUTBOX_MAX_IN_FLIGHT", "OUTBOX_REQUEST_TIMEOUT_MS", "OUTBOX_CONNECT_TIMEOUT_MS",
         "OUTBOX_SWEEP_INTERVAL_SECONDS", "OUTBOX_SHUTDOWN_GRACE_SECONDS", "OUTBOX_LISTEN_HEARTBEAT_SECONDS",
         "OUTBOX_BACKOFF_BASE_SECONDS", "OUTBOX_BACKOFF_CAP_SECONDS", "OUTBOX_MAX_ATTEMPTS", "OUTBOX_EXTRA_CA_FILE",

@@ -106,6 +106,25 @@ TEST_CASE("put-backs never count the attempt; rejections are dead") {
   CHECK_FALSE(r.refund_attempt);
 }
 
+TEST_CASE("a destination-wide refusal is logged with the API's answer, not counted, and says destination paused") {
+  const auto started = std::chrono::system_clock::now() - 1s;
+  const outbox::attempt_facts facts{started, 37ms, 401, R"({"error":"bad token"})", "resent on a fresh connection"};
+  const auto p = outbox::plan_paused_attempt(ticket, facts, "HTTP 401 from destination: {\"error\":\"bad token\"}");
+  CHECK(p.state == outbox::db::settle_state::pending);
+  CHECK(p.refund_attempt);
+  CHECK(p.log_attempt);
+  CHECK(p.retry_delay == 0ms);
+  CHECK(p.outcome == "paused");
+  CHECK(p.attempt == 3);
+  CHECK(p.http_status == 401);
+  CHECK(p.duration == 37ms);
+  CHECK(p.started_at == started);
+  CHECK(p.response_excerpt == R"({"error":"bad token"})");
+  CHECK(p.note == "resent on a fresh connection");
+  // The prefix the runbook's "Rows stay in pending" table shows.
+  CHECK(p.error == "destination paused: HTTP 401 from destination: {\"error\":\"bad token\"}");
+}
+
 TEST_CASE("token bucket: burst first, then one token per 1/rate") {
   const auto t0 = outbox::token_bucket::clock::now();
   outbox::token_bucket bucket(10, 2, t0);

@@ -8,8 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/dispatcher_process.hpp"
+#include "tests/support/engine_harness.hpp"
 
+using namespace std::chrono_literals;
 using outbox::test::e2e_fixture;
+using outbox::test::eventually;
+using outbox::test::response_plan;
 
 namespace {
 
@@ -124,4 +128,45 @@ TEST_CASE("inspect and status show dropped fields, match keys and the provider's
   REQUIRE_FALSE(inspect_json.is_discarded());
   CHECK(inspect_json["attempts"][0]["match_keys"] == nlohmann::json::array({"email", "phone"}));
   CHECK(inspect_json["attempts"][0]["provider_request"]["status"] == "FAILURE");
+}
+
+// Issue 12, stumble 9: a 401 that paused the destination read `paused http - 0 ms`,
+// and the attempt it refunded had the same number as the next one.
+TEST_CASE("inspect shows what the API answered when it paused the destination, and marks that attempt not counted") {
+  e2e_fixture fx;
+  fx.server.script({response_plan::reply(401, R"({"error":"bad token"})").after(150ms)});  // then 2xx
+  auto& d = fx.start_dispatcher({{"OUTBOX_SWEEP_INTERVAL_SECONDS", "1"}});  // heartbeats (its pause) every second
+  const auto id = fx.enqueue(1201);
+  REQUIRE(d.wait_for_log("destination paused after a destination-wide failure", 15s));
+  REQUIRE(eventually([&] { return fx.count("attempts = 0 AND last_error <> '' AND id = " + std::to_string(id)) == 1; },
+                     10s));
+  CHECK(fx.count("last_error LIKE 'destination paused: HTTP 401 from destination%' AND id = " + std::to_string(id)) ==
+        1);  // the prefix the runbook's "Rows stay in pending" table shows
+  // Retry now, once the heartbeat shows the automatic pause (`resume` says "was not paused" until then).
+  REQUIRE(eventually([&] {
+    const auto s = nlohmann::json::parse(fx.cli({"status", "--json"}).output, nullptr, false);
+    return !s.is_discarded() && s.contains("dispatchers") && !s["dispatchers"].empty() &&
+           !s["dispatchers"][0]["automatic_pauses"].empty();
+  }, 10s));
+  REQUIRE(fx.cli({"resume", "webhook", "default"}).exit_code == 0);
+  REQUIRE(eventually([&] { return fx.count("state = 'sent' AND id = " + std::to_string(id)) == 1; }, 15s));
+
+  const auto doc = nlohmann::json::parse(fx.cli({"inspect", std::to_string(id), "--json"}).output, nullptr, false);
+  REQUIRE_FALSE(doc.is_discarded());
+  REQUIRE(doc["attempts"].size() == 2);
+  const auto& paused = doc["attempts"][0];
+  CHECK(paused["outcome"] == "paused");
+  CHECK(paused["http_status"] == 401);
+  CHECK(paused["duration_ms"].get<int>() >= 150);
+  CHECK(paused["response_excerpt"] == R"({"error":"bad token"})");
+
+  const auto text = fx.cli({"inspect", std::to_string(id)});
+  INFO(text.output);
+  CHECK(text.output.find("\n  #1 (not counted)  ") != std::string::npos);
+  CHECK(text.output.find("  paused  http 401  " + std::to_string(paused["duration_ms"].get<int>()) + " ms  by ") !=
+        std::string::npos);
+  CHECK(text.output.find("      error: destination paused: HTTP 401 from destination") != std::string::npos);
+  CHECK(text.output.find("\n  #1  ") != std::string::npos);  // the delivery: the first attempt that counted
+  CHECK(text.output.find("  delivered  http 200  ") != std::string::npos);
+  CHECK(text.output.find("attempts  1\n") != std::string::npos);
 }
