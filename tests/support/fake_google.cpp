@@ -342,6 +342,14 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
     for (std::size_t u = 0; u < users.size(); ++u) {
       has_user_data = true;
       const json& id = users[u];
+      if (id.contains("address")) {  // AddressInfo: hashed names, plain regionCode
+        const json& a = id["address"];
+        if (!is_sha256_hex(a.value("givenName", json())) || !is_sha256_hex(a.value("familyName", json()))) {
+          return invalid("INVALID_SHA256_FORMAT", at + ".user_data.user_identifiers[" + std::to_string(u) + "]",
+                         "The SHA256 encoded value is malformed.");
+        }
+        continue;
+      }
       const char* field = id.contains("emailAddress") ? "emailAddress" : "phoneNumber";
       if (!id.contains(field) || !is_sha256_hex(id[field])) {
         return invalid("INVALID_SHA256_FORMAT", at + ".user_data.user_identifiers[" + std::to_string(u) + "]",
