@@ -50,19 +50,10 @@ std::string pause_reason(const google_error_item& e, std::string_view context) {
 }
 
 event_outcome retry_outcome(std::string error, std::optional<seconds> after = std::nullopt) {
-  event_outcome o;
-  o.kind = outcome_kind::retry;
-  o.error = std::move(error);
-  o.retry_after = after;
-  return o;
+  return google_retry_outcome(std::move(error), after);
 }
 
-event_outcome dead_outcome(std::string error) {
-  event_outcome o;
-  o.kind = outcome_kind::dead;
-  o.error = std::move(error);
-  return o;
-}
+event_outcome dead_outcome(std::string error) { return google_dead_outcome(std::move(error)); }
 
 event_outcome held_back_outcome() {
   event_outcome o = retry_outcome(

@@ -116,14 +116,10 @@ preparation google_ads_provider::prepare(const outbound_event& event, system_clo
   }
   auto& e = std::get<google_event>(read);
   out.dropped = std::move(e.dropped);
-  if (!e.has_click_id() && !e.has_user_identifiers()) {
-    out.error = "gclid: a Google Ads click conversion needs gclid, gbraid or wbraid, or an email or phone that can "
-                "be hashed (enhanced conversions for leads)";
-  } else if (e.value && (!std::isfinite(*e.value) || *e.value < 0)) {
-    out.error = "value: must not be negative";
-  } else if (event.idempotency_key.empty() || event.idempotency_key.size() > 100) {
-    out.error = "idempotency key: must be 1 to 100 characters (it is the orderId)";
-  }
+  out.error = google_event_problem(e, event,
+                                   "a Google Ads click conversion needs gclid, gbraid or wbraid, or an email or phone "
+                                   "that can be hashed (enhanced conversions for leads)",
+                                   "orderId");
   if (out.error) return out;
   if (const auto ids = e.hashed_emails.size() + e.hashed_phones.size(); ids > google_ads_max_user_identifiers) {
     out.dropped.push_back({"user identifiers", "too_many_values",

@@ -1,6 +1,7 @@
 #include "providers/google_common.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "providers/google_text.hpp"
@@ -58,6 +59,31 @@ std::variant<google_event, std::string> read_google_event(const outbound_event& 
   g.ad_personalization = c.consent.ad_personalization;
   if (const json* extra = c.extra_for(extra_key)) g.extra = *extra;
   return g;
+}
+
+std::optional<std::string> google_event_problem(const google_event& e, const outbound_event& event,
+                                                std::string_view needs, std::string_view key_field) {
+  if (!e.has_click_id() && !e.has_user_identifiers()) return "gclid: " + std::string{needs};
+  if (e.value && (!std::isfinite(*e.value) || *e.value < 0)) return std::string{"value: must not be negative"};
+  if (event.idempotency_key.empty() || event.idempotency_key.size() > 100) {
+    return "idempotency key: must be 1 to 100 characters (it is the " + std::string{key_field} + ")";
+  }
+  return std::nullopt;
+}
+
+event_outcome google_retry_outcome(std::string error, std::optional<seconds> after) {
+  event_outcome o;
+  o.kind = outcome_kind::retry;
+  o.error = std::move(error);
+  o.retry_after = after;
+  return o;
+}
+
+event_outcome google_dead_outcome(std::string error) {
+  event_outcome o;
+  o.kind = outcome_kind::dead;
+  o.error = std::move(error);
+  return o;
 }
 
 std::vector<std::string> google_event::match_keys() const {

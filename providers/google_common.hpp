@@ -66,6 +66,17 @@ struct google_event {
                                                                         std::string_view default_phone_country_code,
                                                                         bool with_address = false);
 
+// Why Google can never take this event, or nullopt: no identifier it can match
+// (`needs` says which, per API), a negative value, or an idempotency key that
+// cannot be the API's dedup id (`key_field`: "orderId", "transactionId").
+[[nodiscard]] std::optional<std::string> google_event_problem(const google_event& e, const outbound_event& event,
+                                                              std::string_view needs, std::string_view key_field);
+
+// Outcomes both Google providers' classifiers give.
+[[nodiscard]] event_outcome google_retry_outcome(std::string error,
+                                                 std::optional<std::chrono::seconds> after = std::nullopt);
+[[nodiscard]] event_outcome google_dead_outcome(std::string error);
+
 // One error inside a google.rpc.Status: an entry of Google Ads' GoogleAdsFailure
 // (errorCode + location), a google.rpc.ErrorInfo reason, or a BadRequest field
 // violation (Data Manager).

@@ -39,19 +39,10 @@ bool is_destination_wide(const google_error_item& e) {
 }
 
 event_outcome retry_outcome(std::string error, std::optional<seconds> after = std::nullopt) {
-  event_outcome o;
-  o.kind = outcome_kind::retry;
-  o.error = std::move(error);
-  o.retry_after = after;
-  return o;
+  return google_retry_outcome(std::move(error), after);
 }
 
-event_outcome dead_outcome(std::string error) {
-  event_outcome o;
-  o.kind = outcome_kind::dead;
-  o.error = std::move(error);
-  return o;
-}
+event_outcome dead_outcome(std::string error) { return google_dead_outcome(std::move(error)); }
 
 event_outcome held_back_outcome() {
   event_outcome o = retry_outcome(
@@ -272,14 +263,10 @@ preparation google_data_manager_provider::prepare(const outbound_event& event, s
   }
   auto& e = std::get<google_event>(read);
   out.dropped = std::move(e.dropped);
-  if (!e.has_click_id() && !e.has_user_identifiers()) {
-    out.error = "gclid: a Data Manager conversion needs gclid, gbraid or wbraid, or an email, phone or address "
-                "(first_name, last_name, country and zip) that can be used";
-  } else if (e.value && (!std::isfinite(*e.value) || *e.value < 0)) {
-    out.error = "value: must not be negative";
-  } else if (event.idempotency_key.empty() || event.idempotency_key.size() > 100) {
-    out.error = "idempotency key: must be 1 to 100 characters (it is the transactionId)";
-  }
+  out.error = google_event_problem(e, event,
+                                   "a Data Manager conversion needs gclid, gbraid or wbraid, or an email, phone or "
+                                   "address (first_name, last_name, country and zip) that can be used",
+                                   "transactionId");
   if (out.error) return out;
   const std::size_t identifiers = e.hashed_emails.size() + e.hashed_phones.size() + (e.address ? 1 : 0);
   if (identifiers > max_user_identifiers) {
