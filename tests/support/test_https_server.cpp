@@ -61,6 +61,7 @@ struct live_session {
   asio::steady_timer* timer = nullptr;
   phase now = phase::handshake;
   bool close_when_idle = false;
+  bool idle_close_counted = false;  // pending_idle_closes was decremented for it
 };
 
 struct server_state {
@@ -73,6 +74,13 @@ struct server_state {
   }
   void stop();
   [[nodiscard]] std::size_t close_idle();
+  void count_idle_close(live_session& session) {
+    if (!session.close_when_idle || session.idle_close_counted) return;
+    session.idle_close_counted = true;
+    const std::lock_guard lock{mutex};
+    --pending_idle_closes;
+    idle_closed.notify_all();
+  }
 
   // Fixed after construction.
   asio::any_io_executor ex;
@@ -91,6 +99,8 @@ struct server_state {
   std::atomic<std::size_t> written{0};  // response bytes
   mutable std::mutex mutex;
   mutable std::condition_variable recorded;
+  std::condition_variable idle_closed;   // a busy session marked by close_idle() closed
+  std::size_t pending_idle_closes = 0;   // guarded by mutex
   std::vector<recorded_request> records;  // guarded by mutex
   std::deque<response_plan> plans;        // guarded by mutex
   responder fallback;                     // guarded by mutex
@@ -148,8 +158,10 @@ std::size_t server_state::close_idle() {
     if (session->now == live_session::phase::idle) {
       session->tcp->close();  // abrupt: no close_notify, like a server's idle timeout
       ++n;
-    } else if (session->now == live_session::phase::busy) {
+    } else if (session->now == live_session::phase::busy && !session->close_when_idle) {
       session->close_when_idle = true;
+      const std::lock_guard lock{mutex};
+      ++pending_idle_closes;
       ++n;
     }
   }
@@ -165,7 +177,10 @@ class session_registration {
     session.timer = &timer;
     st_.sessions.emplace(number_, &session);
   }
-  ~session_registration() { st_.sessions.erase(number_); }
+  ~session_registration() {
+    st_.count_idle_close(session);  // it ended some other way
+    st_.sessions.erase(number_);
+  }
   session_registration(const session_registration&) = delete;
   session_registration& operator=(const session_registration&) = delete;
 
@@ -238,7 +253,12 @@ template <class Stream>
 asio::awaitable<bool> async_serve(server_state& st, Stream& stream, live_session& me, std::size_t number) {
   beast::flat_buffer buffer;
   for (;;) {
-    if (me.close_when_idle || st.stopped) co_return false;
+    if (me.close_when_idle) {
+      me.tcp->close();  // before close_idle_connections() returns to its caller
+      st.count_idle_close(me);
+      co_return false;
+    }
+    if (st.stopped) co_return false;
     me.now = live_session::phase::idle;
     http::request_parser<http::string_body> parser;
     parser.body_limit(request_body_limit);
@@ -479,7 +499,15 @@ asio::awaitable<bool> test_https_server::async_wait_for_requests(std::size_t n, 
 }
 
 std::size_t test_https_server::close_idle_connections() {
-  return impl_->on_server([st = impl_->state] { return st->close_idle(); });
+  const std::size_t n = impl_->on_server([st = impl_->state] { return st->close_idle(); });
+  if (impl_->own_io && impl_->thread.joinable() && std::this_thread::get_id() != impl_->thread.get_id()) {
+    // A session still writing its response closes once done: wait for that, so the
+    // caller's next request cannot reach a connection that is about to close.
+    std::unique_lock lock{impl_->state->mutex};
+    impl_->state->idle_closed.wait_for(lock, std::chrono::seconds(5),
+                                       [&] { return impl_->state->pending_idle_closes == 0; });
+  }
+  return n;
 }
 
 void test_https_server::stop() {
