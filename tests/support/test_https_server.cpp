@@ -1,4 +1,5 @@
 #include "tests/support/test_https_server.hpp"
+#include "tests/support/test_https_messages.hpp"
 
 #include <algorithm>
 #include <array>
@@ -38,16 +39,13 @@ using boost::system::error_code;
 using clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
+using detail::async_hang;
+using detail::lowered;
+using detail::make_response;
+using detail::to_record;
+
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::uint64_t request_body_limit = 16 * 1024 * 1024;
-
-[[nodiscard]] char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-[[nodiscard]] std::string lowered(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), ascii_lower);
-  return out;
-}
 
 // Failures in the server are bugs in a test: surface them from run().
 void rethrow(std::exception_ptr e) {
@@ -191,27 +189,6 @@ class session_registration {
   std::size_t number_;
 };
 
-[[nodiscard]] recorded_request to_record(http::request<http::string_body>&& msg, std::size_t connection) {
-  recorded_request r;
-  r.method = std::string(msg.method_string());
-  r.target = std::string(msg.target());
-  for (const auto& field : msg) r.headers.emplace_back(lowered(field.name_string()), std::string(field.value()));
-  r.body = std::move(msg.body());
-  r.arrived_at = clock::now();
-  r.connection = connection;
-  return r;
-}
-
-// Holds the connection open, answering nothing, until the client or stop() closes it.
-template <class Stream>
-asio::awaitable<void> async_hang(Stream& stream) {
-  std::array<char, 512> scratch{};
-  for (;;) {
-    auto [ec, n] = co_await stream.async_read_some(asio::buffer(scratch), use_tuple);
-    if (ec) co_return;
-  }
-}
-
 // Writes the plan's raw pieces, `gap` apart, then floods. False once the client is gone.
 template <class Stream>
 asio::awaitable<bool> async_send_raw(server_state& st, Stream& stream, asio::steady_timer& timer,
@@ -232,19 +209,6 @@ asio::awaitable<bool> async_send_raw(server_state& st, Stream& stream, asio::ste
     if (ec) co_return false;
   }
   co_return true;
-}
-
-[[nodiscard]] http::response<http::string_body> make_response(const response_plan& plan, bool client_keeps_alive) {
-  http::response<http::string_body> res;
-  res.version(11);
-  res.result(static_cast<unsigned>(plan.status));
-  for (const auto& [name, value] : plan.headers) res.insert(name, value);
-  if (!plan.body.empty() && res.find(http::field::content_type) == res.end())
-    res.set(http::field::content_type, "application/json");
-  res.body() = plan.body;
-  res.keep_alive(plan.keep_alive && client_keeps_alive);
-  res.prepare_payload();
-  return res;
 }
 
 // Serves requests until the connection should end. Returns true when it should
