@@ -52,12 +52,12 @@ json run_throughput(const options& o, bool drain) {
     (void)conn.exec("VACUUM ANALYZE event_delivery");
     t_start = steady::now();
     s.start(false);  // the clock runs from the spawn: start-up is part of the drain
-    w.emplace(s.proc().pid(), cluster);
+    w.emplace(s.proc().pid(), cluster, s.other_pids());
     w->begin();
     w->t0 = t_start;
   } else {
     s.start();
-    w.emplace(s.proc().pid(), cluster);
+    w.emplace(s.proc().pid(), cluster, s.other_pids());
     w->begin();
     t_start = w->t0;
     insert_all(t_first_commit);

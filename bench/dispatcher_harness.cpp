@@ -59,10 +59,32 @@ void dispatcher_setup::start(bool wait, const std::string& label) {
   const std::string name = label.empty() ? label_ : label;
   proc_ = std::make_unique<child_process>(opts_.dispatcher, std::vector<std::string>{"run"}, child_environment(env),
                                           opts_.log_dir + "/dispatcher-" + name + ".log");
+  others_.clear();
+  for (int i = 1; i < opts_.dispatchers; ++i) {
+    auto own = env;
+    own.emplace_back("OUTBOX_INSTANCE_NAME", "bench-" + std::to_string(i));
+    others_.push_back(std::make_unique<child_process>(opts_.dispatcher, std::vector<std::string>{"run"},
+                                                      child_environment(own),
+                                                      opts_.log_dir + "/dispatcher-" + name + "-" +
+                                                          std::to_string(i) + ".log"));
+  }
+  if (opts_.dispatchers > 1) settings_["dispatchers"] = opts_.dispatchers;
   if (wait) {
     wait_ready();
     rss_ready_mb_ = sample_process(proc_->pid()).rss_mb;
   }
+}
+
+std::vector<pid_t> dispatcher_setup::other_pids() const {
+  std::vector<pid_t> pids;
+  for (const auto& p : others_) pids.push_back(p->pid());
+  return pids;
+}
+
+double window::dispatchers_cpu() const {
+  double cpu = sample_process(dispatcher_).cpu_seconds;
+  for (const pid_t p : others) cpu += sample_process(p).cpu_seconds;
+  return cpu;
 }
 
 void dispatcher_setup::wait_ready() {
@@ -85,7 +107,7 @@ void dispatcher_setup::failed(const std::string& what) {
 }
 
 void window::begin() {
-  d0 = sample_process(dispatcher_).cpu_seconds;
+  d0 = dispatchers_cpu();
   cluster_.mark();
   pg0 = cluster_.seconds();
   self0 = self_cpu_seconds();
@@ -95,7 +117,7 @@ void window::begin() {
 
 void window::end(pg& conn) {
   const auto s = sample_process(dispatcher_);
-  d1 = s.cpu_seconds;
+  d1 = dispatchers_cpu();
   hwm = s.hwm_mb;
   pg1 = cluster_.seconds();
   const auto per_pid = cluster_.since_mark();
@@ -178,6 +200,8 @@ std::string describe_log_problems(const json& problems) {
 
 json finish(dispatcher_setup& s, pg& conn, window& w, const std::vector<lean_sink::hit>& hits,
             std::size_t expected_rows) {
+  double others_cpu = 0;
+  for (auto& other : s.others()) others_cpu += other->terminate(30s).cpu_seconds;
   const auto stop = s.proc().terminate(30s);
   std::unordered_set<std::string> keys;
   std::size_t unkeyed = 0;
@@ -198,7 +222,8 @@ json finish(dispatcher_setup& s, pg& conn, window& w, const std::vector<lean_sin
   out["attempt_log_rows"] = conn.scalar("SELECT count(*) FROM event_delivery_attempt");
   out["rows_with_retries"] = conn.scalar("SELECT count(*) FROM event_delivery WHERE attempts > 1");
   out["sink_tls_sessions"] = s.sink().connections();
-  out["dispatcher_cpu_seconds_total"] = stop.cpu_seconds;
+  out["dispatcher_cpu_seconds_total"] = stop.cpu_seconds + others_cpu;
+  out["dispatchers"] = 1 + s.others().size();
   // VmHWM of the dispatcher's own address space (peak resident set since exec),
   // before SIGTERM and during shutdown. Not ru_maxrss: see child_process.
   out["dispatcher_peak_rss_mb"] = std::max(stop.vm_hwm_mb, w.hwm);

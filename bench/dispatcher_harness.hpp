@@ -41,6 +41,10 @@ class dispatcher_setup {
   test::scratch_database& db() { return db_; }
   lean_sink& sink() { return sink_; }
   child_process& proc() { return *proc_; }
+  // The other dispatchers (options::dispatchers - 1), started with the first
+  // under their own instance names.
+  std::vector<std::unique_ptr<child_process>>& others() { return others_; }
+  [[nodiscard]] std::vector<pid_t> other_pids() const;
 
  private:
   [[nodiscard]] long long listening_backends();
@@ -51,13 +55,16 @@ class dispatcher_setup {
   test::test_ca ca_{"outbox bench CA"};
   lean_sink sink_;
   std::unique_ptr<child_process> proc_;
+  std::vector<std::unique_ptr<child_process>> others_;
   nlohmann::json settings_ = nlohmann::json::object();
   double rss_ready_mb_ = 0;
 };
 
 // Resource figures over a measurement window.
 struct window {
-  window(pid_t dispatcher, cluster_cpu& cluster) : dispatcher_(dispatcher), cluster_(cluster) {}
+  window(pid_t dispatcher, cluster_cpu& cluster, std::vector<pid_t> other_dispatchers = {})
+      : dispatcher_(dispatcher), cluster_(cluster), others(std::move(other_dispatchers)) {}
+  [[nodiscard]] double dispatchers_cpu() const;
 
   void begin();
   // `conn` names the PostgreSQL processes by what they did last (pg_stat_activity).
@@ -66,6 +73,7 @@ struct window {
 
   pid_t dispatcher_;
   cluster_cpu& cluster_;
+  std::vector<pid_t> others;  // further dispatchers: their CPU counts as the dispatcher's
   double d0 = 0, d1 = 0, pg0 = 0, pg1 = 0, self0 = 0, self1 = 0, hwm = 0;
   nlohmann::json by_role = nlohmann::json::object();
   machine_cpu m0, m1;

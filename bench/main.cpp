@@ -32,7 +32,10 @@ commands:
   wake-modes     pgbench at --wake-clients for --wake-seconds in each wake mode (none, always, adaptive)
                  with the dispatcher delivering; then latency in each mode (not part of `all`)
   batched        throughput and drain with Meta rows in batches of --meta-batch (not part of `all`;
-                 defaults --rows 200000 --claim-batch 1000 --max-in-flight 2000)
+                 defaults --rows 200000 --claim-batch 1000 --max-in-flight 2000); runs `ceiling` first
+  fleet          drain --rows with 1, 2 and 4 dispatcher processes (--fleet) against one database
+  ceiling        the engine's claim and settle statements alone, one libpq connection, batches of
+                 --claim-batch (500): what the database can do with no dispatcher (not part of `all`)
 
 The database server comes from the libpq environment (PGHOST, PGPORT, PGUSER);
 each scenario creates, migrates and drops its own scratch database.
@@ -63,6 +66,9 @@ options:
   --env NAME=VALUE      any other dispatcher variable (repeatable)
   --no-sign             no webhook secret (requests are not HMAC-signed)
   --sink-threads N      threads of the in-process HTTPS sink (1)
+  --dispatchers N       throughput/drain: dispatcher processes against the one database (1)
+  --fleet LIST          fleet: the --dispatchers of each drain (1,2,4)
+  --preload-sent N      ceiling: N `sent` rows in the table before measuring (0)
   --log-dir DIR         where dispatcher and pgbench output goes (a new /tmp directory)
   --json FILE           also write every figure as JSON
 )";
@@ -122,6 +128,9 @@ options parse(int argc, char** argv) {
     else if (a == "--wake") o.wake = next();
     else if (a == "--no-sign") o.sign = false;
     else if (a == "--sink-threads") o.sink_threads = std::stoi(next());
+    else if (a == "--dispatchers") o.dispatchers = std::stoi(next());
+    else if (a == "--fleet") o.fleet_sizes = int_list(next());
+    else if (a == "--preload-sent") o.preload_sent = std::stoll(next());
     else if (a == "--log-dir") o.log_dir = next();
     else if (a == "--json") o.json_out = next();
     else if (a == "--env") {
@@ -135,7 +144,8 @@ options parse(int argc, char** argv) {
   }
   if (o.rows < 1 || o.insert_batch < 1 || o.rate <= 0 || o.seconds <= 0 || o.warmup < 0 || o.trigger_seconds < 1 ||
       o.clients < 1 || o.producers < 1 || o.pgbench_threads < 1 || o.sink_threads < 1 || o.wake_seconds < 1 ||
-      o.wake_poll_ms < 1 || o.meta_batch < 1 || o.wake_clients.empty())
+      o.wake_poll_ms < 1 || o.meta_batch < 1 || o.wake_clients.empty() || o.dispatchers < 1 ||
+      o.fleet_sizes.empty() || o.preload_sent < 0)
     throw std::invalid_argument("numbers must be positive");
   for (int c : o.wake_clients)
     if (c < 1) throw std::invalid_argument("--wake-clients: client counts must be positive");
@@ -265,6 +275,14 @@ int run(int argc, char** argv) {
     all["wake_modes"] = run_wake_modes(o);
     known = true;
   }
+  if (o.command == "fleet") {
+    all["fleet"] = run_fleet(o);
+    known = true;
+  }
+  if (o.command == "ceiling") {
+    all["ceiling"] = run_ceiling(o);
+    known = true;
+  }
   if (o.command == "batched") {
     all["batched"] = run_batched(o);
     known = true;
@@ -278,6 +296,8 @@ int run(int argc, char** argv) {
   }
   if (all.contains("wake_modes")) print_wake_modes_summary(all["wake_modes"]);
   else if (all.contains("batched")) print_batched_summary(all["batched"]);
+  else if (all.contains("fleet")) print_fleet_summary(all["fleet"]);
+  else if (all.contains("ceiling")) std::cout << all["ceiling"].dump(2) << "\n";
   else print_summary(all, o);
   std::cout << "(details: " << (o.json_out.empty() ? "stderr" : o.json_out) << "; logs: " << o.log_dir << ")\n";
   return 0;

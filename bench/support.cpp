@@ -102,6 +102,13 @@ pg_result pg::exec_prepared(const std::string& name, const std::vector<std::stri
       PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0), name);
 }
 
+pg_result pg::exec_prepared_nullable(const std::string& name, const std::vector<std::optional<std::string>>& params) {
+  std::vector<const char*> values;
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  return check(
+      PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0), name);
+}
+
 std::int64_t pg::scalar(const std::string& sql, const std::vector<std::string>& params) {
   const auto r = exec(sql, params);
   if (PQntuples(r.get()) < 1 || PQgetisnull(r.get(), 0, 0)) return 0;

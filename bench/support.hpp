@@ -62,6 +62,9 @@ struct options {
   std::vector<std::pair<std::string, std::string>> extra_env;
 
   int sink_threads = 1;
+  int dispatchers = 1;  // dispatcher processes against the one database (throughput, drain)
+  std::vector<int> fleet_sizes{1, 2, 4};  // fleet: --dispatchers of each drain
+  std::int64_t preload_sent = 0;  // ceiling: `sent` rows in the table before measuring
 };
 
 // Prints a progress line to stderr ("outbox_bench: ...").
@@ -86,6 +89,8 @@ class pg {
   pg_result exec(const std::string& sql, const std::vector<std::string>& params = {});
   void prepare(const std::string& name, const std::string& sql);
   pg_result exec_prepared(const std::string& name, const std::vector<std::string>& params);
+  // nullopt: SQL NULL.
+  pg_result exec_prepared_nullable(const std::string& name, const std::vector<std::optional<std::string>>& params);
   std::int64_t scalar(const std::string& sql, const std::vector<std::string>& params = {});
   [[nodiscard]] int backend_pid() const { return PQbackendPID(conn_); }
 
@@ -202,6 +207,11 @@ nlohmann::json run_trigger_cost(const options& o);
 // wake-modes: pgbench at o.wake_clients for each wake mode with the dispatcher delivering, then latency per mode.
 nlohmann::json run_wake_modes(const options& o);
 void print_wake_modes_summary(const nlohmann::json& result);
+// fleet: drain with 1, 2 and 4 dispatcher processes (options::fleet_sizes).
+nlohmann::json run_fleet(const options& o);
+void print_fleet_summary(const nlohmann::json& result);
+// ceiling: the engine's claim and settle statements alone on one libpq connection (no dispatcher).
+nlohmann::json run_ceiling(const options& o);
 // batched: throughput and drain with Meta rows sent in batches of up to o.meta_batch events.
 nlohmann::json run_batched(const options& o);
 void print_batched_summary(const nlohmann::json& result);

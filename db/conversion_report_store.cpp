@@ -20,7 +20,7 @@ WITH keys AS (
 delivered AS (
     SELECT a.id, d.provider, d.destination, a.match_keys, a.dropped_fields
     FROM event_delivery d JOIN event_delivery_attempt a ON a.delivery_id = d.id
-    WHERE d.state = 'sent' AND d.sent_at > now() - interval '24 hours'
+    WHERE d.final_state = 'sent' AND d.sent_at > now() - interval '24 hours'
       AND a.outcome = 'delivered' AND a.started_at > now() - interval '24 hours'),
 totals AS (
     SELECT provider, destination, count(*) AS delivered FROM delivered GROUP BY 1, 2),

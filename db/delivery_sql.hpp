@@ -4,38 +4,52 @@
 
 namespace outbox::db::sql {
 
-// Expired leases first (recovery never waits for the sweeper), then due pending
-// rows in schedule order. Each branch reads its own partial index. $6 lists
-// "provider/destination" keys to leave alone (paused, circuit open); $7, when
-// set, restricts the claim to one destination (the probe after a pause).
+// Due pending rows and rows whose lease expired (recovery never waits for the
+// sweeper), in schedule order, from one partial index (sql/0007): rows in
+// sending keep the next_attempt_at they were due at, so an expired lease is
+// found among the oldest entries. $6 lists "provider/destination" keys to
+// leave alone (paused, circuit open); $7, when set, restricts the claim to one
+// destination (the probe after a pause). The UPDATE changes no indexed column
+// (not even updated_at): on a page with room it is a HOT update.
+// When the claim is not full, a last row with a NULL id carries what the next
+// claim would wait for (ms until the earliest row left, NULL when none): the
+// idle claimer needs no statement of its own to learn it. Its subqueries run
+// only then (an InitPlan runs when first needed; the one-time filter comes
+// first), and they skip the rows this statement claimed, which its snapshot
+// still shows as they were.
 inline constexpr const char* claim = R"sql(
-WITH expired AS (
-    SELECT id FROM event_delivery
-    WHERE state = 'sending' AND lease_expires_at <= now() AND attempts < $5
-      AND NOT (provider || '/' || destination = ANY($6::text[]))
-      AND ($7::text IS NULL OR provider || '/' || destination = $7)
-    ORDER BY lease_expires_at
-    LIMIT $4 FOR UPDATE SKIP LOCKED),
-due AS (
-    SELECT id FROM event_delivery
-    WHERE state = 'pending' AND next_attempt_at <= now()
+WITH picked AS (
+    SELECT id, state = 'sending' AS reclaimed FROM event_delivery
+    WHERE final_state IS NULL AND next_attempt_at <= now()
+      AND (state = 'pending' OR (lease_expires_at <= now() AND attempts < $5))
       AND NOT (provider || '/' || destination = ANY($6::text[]))
       AND ($7::text IS NULL OR provider || '/' || destination = $7)
     ORDER BY next_attempt_at
     LIMIT $4 FOR UPDATE SKIP LOCKED),
-picked AS (
-    SELECT id, true AS reclaimed FROM expired
-    UNION ALL
-    SELECT id, false FROM due
-    LIMIT $4)
-UPDATE event_delivery d
-SET state = 'sending', lease_owner = $1, lease_token = $2::uuid,
-    lease_expires_at = now() + $3::int * interval '1 second',
-    attempts = d.attempts + 1, updated_at = now()
-FROM picked
-WHERE d.id = picked.id
-RETURNING d.id, d.lead_project_id, d.provider, d.destination, d.event_name, d.idempotency_key,
-          d.payload::text, d.attempts, (extract(epoch FROM d.created_at) * 1000)::bigint, picked.reclaimed)sql";
+claimed AS (
+    UPDATE event_delivery d
+    SET state = 'sending', lease_owner = $1, lease_token = $2::uuid,
+        lease_expires_at = now() + $3::int * interval '1 second',
+        attempts = d.attempts + 1
+    FROM picked
+    WHERE d.id = picked.id
+    RETURNING d.id, d.lead_project_id, d.provider, d.destination, d.event_name, d.idempotency_key,
+              d.payload::text AS payload, d.attempts,
+              (extract(epoch FROM d.created_at) * 1000)::bigint AS created_ms, picked.reclaimed)
+SELECT id, lead_project_id, provider, destination, event_name, idempotency_key, payload, attempts,
+       created_ms, reclaimed, NULL::bigint AS next_due_ms
+FROM claimed
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       (extract(epoch FROM least(
+            (SELECT min(next_attempt_at) FROM event_delivery
+             WHERE final_state IS NULL AND state = 'pending' AND id NOT IN (SELECT id FROM picked)
+               AND NOT (provider || '/' || destination = ANY($6::text[]))),
+            (SELECT min(lease_expires_at) FROM event_delivery
+             WHERE final_state IS NULL AND next_attempt_at <= now() AND state = 'sending'
+               AND id NOT IN (SELECT id FROM picked)
+               AND NOT (provider || '/' || destination = ANY($6::text[])))) - now()) * 1000)::bigint
+WHERE $7::text IS NULL AND (SELECT count(*) FROM picked) < $4)sql";
 
 // One statement settles a whole batch and writes its attempts log. The fence
 // (token and state) makes a stale worker's update a no-op, logged as lease_lost.
@@ -113,7 +127,8 @@ inline constexpr const char* release_orphans = R"sql(
 UPDATE event_delivery d SET
     state = 'pending', attempts = greatest(d.attempts - 1, 0), next_attempt_at = now(),
     lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
-WHERE d.state = 'sending' AND d.lease_owner = $1 AND d.lease_token <> ALL($2::uuid[])
+WHERE d.final_state IS NULL AND d.next_attempt_at <= now() AND d.state = 'sending'
+  AND d.lease_owner = $1 AND d.lease_token <> ALL($2::uuid[])
 RETURNING d.id)sql";
 
 // Expired leases with the fate each destination's recorded policy gives them
@@ -129,7 +144,8 @@ inline constexpr const char* sweep_candidates = R"sql(
            p.provider IS NOT NULL AS known
     FROM event_delivery d
     LEFT JOIN outbox_destination_policy p ON p.provider = d.provider AND p.destination = d.destination
-    WHERE d.state = 'sending' AND d.lease_expires_at <= now() - $2::bigint * interval '1 second'
+    WHERE d.final_state IS NULL AND d.next_attempt_at <= now() AND d.state = 'sending'
+      AND d.lease_expires_at <= now() - $2::bigint * interval '1 second'
       AND ($1::text IS NULL OR d.provider = $1)
     ORDER BY d.lease_expires_at)sql";
 
@@ -159,9 +175,11 @@ SELECT * FROM upd ORDER BY id)sql";
 inline constexpr const char* next_due = R"sql(
 SELECT (extract(epoch FROM least(
             (SELECT min(next_attempt_at) FROM event_delivery
-             WHERE state = 'pending' AND NOT (provider || '/' || destination = ANY($1::text[]))),
+             WHERE final_state IS NULL AND state = 'pending'
+               AND NOT (provider || '/' || destination = ANY($1::text[]))),
             (SELECT min(lease_expires_at) FROM event_delivery
-             WHERE state = 'sending' AND NOT (provider || '/' || destination = ANY($1::text[])))) - now()) * 1000)::bigint)sql";
+             WHERE final_state IS NULL AND next_attempt_at <= now() AND state = 'sending'
+               AND NOT (provider || '/' || destination = ANY($1::text[])))) - now()) * 1000)::bigint)sql";
 
 // Each dispatcher records the policy of its configured destinations at start-up.
 inline constexpr const char* record_policies = R"sql(

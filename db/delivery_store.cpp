@@ -68,7 +68,7 @@ claimed_row claimed_from(const result& r, int i, const std::string& token) {
   return row;
 }
 
-asio::awaitable<std::vector<claimed_row>> claim(connection& conn, const claim_request& req) {
+asio::awaitable<claim_batch> claim(connection& conn, const claim_request& req) {
   params args{req.owner,
               req.token,
               std::to_string(req.lease.count()),
@@ -76,11 +76,19 @@ asio::awaitable<std::vector<claimed_row>> claim(connection& conn, const claim_re
               std::to_string(req.max_attempts),
               text_array(req.skip_destinations),
               req.only_destination};
-  const auto r = co_await conn.async_query_prepared("outbox_claim_v2", sql::claim, std::move(args), statement_timeout);
-  std::vector<claimed_row> rows;
-  rows.reserve(static_cast<std::size_t>(r.rows()));
-  for (int i = 0; i < r.rows(); ++i) rows.push_back(claimed_from(r, i, req.token));
-  co_return rows;
+  const auto r = co_await conn.async_query_prepared("outbox_claim_v4", sql::claim, std::move(args), statement_timeout);
+  claim_batch found;
+  found.rows.reserve(static_cast<std::size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) {
+    if (!r.is_null(i, 0)) {
+      found.rows.push_back(claimed_from(r, i, req.token));
+    } else if (const auto ms = r.opt_int64(i, 10)) {
+      found.next_due.emplace(std::chrono::milliseconds(std::max<std::int64_t>(*ms, 0)));
+    } else {
+      found.next_due.emplace(std::nullopt);
+    }
+  }
+  co_return found;
 }
 
 // Items of a list column, one text per row (string_to_array splits it again);
@@ -171,7 +179,7 @@ asio::awaitable<std::vector<swept_row>> sweep(connection& conn, const sweep_requ
 asio::awaitable<std::optional<std::chrono::milliseconds>> next_due(connection& conn,
                                                                    std::span<const std::string> skip_destinations) {
   params args{text_array(skip_destinations)};
-  const auto r = co_await conn.async_query_prepared("outbox_next_due_v2", sql::next_due, std::move(args),
+  const auto r = co_await conn.async_query_prepared("outbox_next_due_v3", sql::next_due, std::move(args),
                                                     statement_timeout);
   const auto ms = r.opt_int64(0, 0);
   if (!ms) co_return std::nullopt;
@@ -195,8 +203,14 @@ asio::awaitable<void> record_policies(connection& conn, const std::string& owner
 
 }  // namespace
 
-asio::awaitable<outcome<std::vector<claimed_row>>> async_claim(connection& conn, const claim_request& req) {
+asio::awaitable<outcome<claim_batch>> async_claim_batch(connection& conn, const claim_request& req) {
   co_return co_await async_try(claim(conn, req));
+}
+
+asio::awaitable<outcome<std::vector<claimed_row>>> async_claim(connection& conn, const claim_request& req) {
+  auto found = co_await async_claim_batch(conn, req);
+  if (!found) co_return found.error();
+  co_return std::move(found->rows);
 }
 
 asio::awaitable<outcome<settle_report>> async_settle(connection& conn, std::string owner,

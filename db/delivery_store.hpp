@@ -108,7 +108,19 @@ struct destination_policy {
   int max_attempts = 12;
 };
 
+// What one claim statement found.
+struct claim_batch {
+  std::vector<claimed_row> rows;
+  // Set when the claim was not full (and not restricted to one destination):
+  // how long until the earliest row left is due or its lease expires
+  // (0 when already; nullopt inside when there is none). What async_next_due
+  // would answer right after the claim, without a statement of its own.
+  std::optional<std::optional<std::chrono::milliseconds>> next_due;
+};
+
 // Claims up to `limit` due rows (pending and due, or sending with an expired lease).
+[[nodiscard]] asio::awaitable<outcome<claim_batch>> async_claim_batch(connection& conn, const claim_request& req);
+// The same, rows only.
 [[nodiscard]] asio::awaitable<outcome<std::vector<claimed_row>>> async_claim(connection& conn,
                                                                              const claim_request& req);
 

@@ -33,7 +33,7 @@ SELECT NULL, NULL, coalesce((SELECT max(requested_at) FROM r), NULLIF($1::text, 
 // so this scans little; during an outage it is the backlog, every sweep.
 constexpr const char* delivery_lag_sql = R"sql(
 SELECT provider, destination, extract(epoch FROM now() - min(created_at))::float8, count(*)
-FROM event_delivery WHERE state IN ('pending', 'sending')
+FROM event_delivery WHERE final_state IS NULL
 GROUP BY provider, destination)sql";
 
 constexpr const char* known_destination_sql = R"sql(
@@ -52,7 +52,8 @@ WITH req AS (
     RETURNING 1),
 due AS (
     UPDATE event_delivery SET next_attempt_at = now()
-    WHERE state = 'pending' AND provider = $1 AND destination = $2 AND next_attempt_at > now()
+    WHERE final_state IS NULL AND state = 'pending' AND provider = $1 AND destination = $2
+      AND next_attempt_at > now()
     RETURNING 1)
 SELECT count(*) FROM outbox_dispatcher_heartbeat h, jsonb_array_elements(h.automatic_pauses) p
 WHERE h.last_seen > now() - 3 * h.sweep_interval_seconds * interval '1 second'

@@ -15,7 +15,7 @@ constexpr auto statement_timeout = 60s;
 // at 3 a.m. Every state is listed, 0 included.
 constexpr const char* status_sql = R"sql(
 WITH open_rows AS (
-    SELECT state, count(*) AS n FROM event_delivery WHERE state IN ('pending', 'sending', 'dead', 'held')
+    SELECT state, count(*) AS n FROM event_delivery WHERE (final_state IS NULL OR final_state IN ('dead', 'held'))
     GROUP BY state),
 table_estimate AS (
     SELECT reltuples::bigint >= 100000 AS large, reltuples::bigint AS n
@@ -23,7 +23,7 @@ table_estimate AS (
 sent AS (
     SELECT e.large AS estimated,
            CASE WHEN e.large THEN greatest(e.n - (SELECT coalesce(sum(n), 0) FROM open_rows), 0)::bigint
-                ELSE (SELECT count(*) FROM event_delivery WHERE state = 'sent') END AS n
+                ELSE (SELECT count(*) FROM event_delivery WHERE final_state = 'sent') END AS n
     FROM table_estimate e)
 SELECT json_build_object(
   'by_state', (SELECT json_object_agg(s.state, CASE WHEN s.state = 'sent' THEN (SELECT n FROM sent)
@@ -39,14 +39,14 @@ SELECT json_build_object(
              count(*) FILTER (WHERE state = 'sending') AS sending,
              count(*) FILTER (WHERE state = 'dead') AS dead,
              count(*) FILTER (WHERE state = 'held') AS held
-      FROM event_delivery WHERE state IN ('pending', 'sending', 'dead', 'held')
+      FROM event_delivery WHERE (final_state IS NULL OR final_state IN ('dead', 'held'))
       GROUP BY provider, destination) d),
   'oldest_due', (SELECT json_build_object('id', id, 'provider', provider, 'destination', destination,
                                           'age_seconds', round(extract(epoch FROM now() - next_attempt_at)::numeric, 1))
-                 FROM event_delivery WHERE state = 'pending' AND next_attempt_at <= now()
+                 FROM event_delivery WHERE final_state IS NULL AND state = 'pending' AND next_attempt_at <= now()
                  ORDER BY next_attempt_at LIMIT 1),
-  'expired_leases', (SELECT count(*) FROM event_delivery WHERE state = 'sending' AND lease_expires_at <= now()),
-  'dead_last_24h', (SELECT count(*) FROM event_delivery WHERE state = 'dead' AND updated_at > now() - interval '24 hours'),
+  'expired_leases', (SELECT count(*) FROM event_delivery WHERE final_state IS NULL AND next_attempt_at <= now() AND state = 'sending' AND lease_expires_at <= now()),
+  'dead_last_24h', (SELECT count(*) FROM event_delivery WHERE final_state = 'dead' AND updated_at > now() - interval '24 hours'),
   'paused_destinations', (SELECT coalesce(json_agg(p ORDER BY p.provider, p.destination), '[]') FROM (
       SELECT provider, destination, reason, paused_at, paused_by FROM outbox_destination_pause) p)
 )::text)sql";
@@ -54,10 +54,10 @@ SELECT json_build_object(
 constexpr const char* gauges_sql = R"sql(
 SELECT s.state, coalesce(c.n, 0),
        coalesce((SELECT extract(epoch FROM now() - min(next_attempt_at))::float8
-                 FROM event_delivery WHERE state = 'pending' AND next_attempt_at <= now()), 0)
+                 FROM event_delivery WHERE final_state IS NULL AND state = 'pending' AND next_attempt_at <= now()), 0)
 FROM unnest(ARRAY['pending', 'sending', 'dead', 'held']) AS s(state)
 LEFT JOIN (SELECT state, count(*) AS n FROM event_delivery
-           WHERE state IN ('pending', 'sending', 'dead', 'held') GROUP BY state) c ON c.state = s.state)sql";
+           WHERE (final_state IS NULL OR final_state IN ('dead', 'held')) GROUP BY state) c ON c.state = s.state)sql";
 
 // The rows a row_filter names: $1..$8 (row_filter_params).
 constexpr const char* row_filter_sql = R"sql(
@@ -157,34 +157,44 @@ SELECT json_build_object(
       WHERE a.delivery_id = $1) a))::text)sql";
 
 // Sent rows by sent_at, dead rows by updated_at: each through its partial index.
+// The archive has the columns of sql/0001 (plus archived_at), named one by one:
+// later columns of event_delivery (final_state, generated) are not archived.
+#define OUTBOX_ARCHIVED_COLUMNS                                                                                  \
+  "id, lead_project_id, provider, destination, event_name, idempotency_key, payload, state, attempts, "           \
+  "next_attempt_at, lease_owner, lease_token, lease_expires_at, sent_at, last_error, last_http_status, "           \
+  "provider_response, created_at, updated_at"
 struct prune_sql {
   const char* count;
   const char* batch;
 };
 
 constexpr prune_sql prune_sent_sql{R"sql(
-SELECT count(*) FROM event_delivery WHERE state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second')sql",
+SELECT count(*) FROM event_delivery WHERE final_state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second')sql",
                                    R"sql(
 WITH victims AS (
     SELECT id FROM event_delivery
-    WHERE state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second'
+    WHERE final_state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second'
     ORDER BY sent_at LIMIT $2 FOR UPDATE SKIP LOCKED),
 gone AS (DELETE FROM event_delivery d USING victims v WHERE d.id = v.id RETURNING d.*),
-archived AS (INSERT INTO event_delivery_archive SELECT gone.* FROM gone WHERE $3::boolean),
+archived AS (INSERT INTO event_delivery_archive ()sql" OUTBOX_ARCHIVED_COLUMNS R"sql()
+             SELECT )sql" OUTBOX_ARCHIVED_COLUMNS R"sql( FROM gone WHERE $3::boolean),
 attempts AS (DELETE FROM event_delivery_attempt a USING gone WHERE a.delivery_id = gone.id)
 SELECT count(*) FROM gone)sql"};
 
 constexpr prune_sql prune_dead_sql{R"sql(
-SELECT count(*) FROM event_delivery WHERE state = 'dead' AND updated_at < now() - $1::bigint * interval '1 second')sql",
+SELECT count(*) FROM event_delivery WHERE final_state = 'dead' AND updated_at < now() - $1::bigint * interval '1 second')sql",
                                    R"sql(
 WITH victims AS (
     SELECT id FROM event_delivery
-    WHERE state = 'dead' AND updated_at < now() - $1::bigint * interval '1 second'
+    WHERE final_state = 'dead' AND updated_at < now() - $1::bigint * interval '1 second'
     ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED),
 gone AS (DELETE FROM event_delivery d USING victims v WHERE d.id = v.id RETURNING d.*),
-archived AS (INSERT INTO event_delivery_archive SELECT gone.* FROM gone WHERE $3::boolean),
+archived AS (INSERT INTO event_delivery_archive ()sql" OUTBOX_ARCHIVED_COLUMNS R"sql()
+             SELECT )sql" OUTBOX_ARCHIVED_COLUMNS R"sql( FROM gone WHERE $3::boolean),
 attempts AS (DELETE FROM event_delivery_attempt a USING gone WHERE a.delivery_id = gone.id)
 SELECT count(*) FROM gone)sql"};
+
+#undef OUTBOX_ARCHIVED_COLUMNS
 
 constexpr const char* archive_count_sql = R"sql(
 SELECT count(*) FROM event_delivery_archive WHERE archived_at < now() - $1::bigint * interval '1 second')sql";
@@ -212,7 +222,8 @@ constexpr const char* resume_sql = R"sql(
 WITH gone AS (DELETE FROM outbox_destination_pause WHERE provider = $1 AND destination = $2 RETURNING 1),
 due AS (
     UPDATE event_delivery SET next_attempt_at = now()
-    WHERE state = 'pending' AND provider = $1 AND destination = $2 AND next_attempt_at > now()
+    WHERE final_state IS NULL AND state = 'pending' AND provider = $1 AND destination = $2
+      AND next_attempt_at > now()
       AND EXISTS (SELECT 1 FROM gone)
     RETURNING 1),
 wake AS (SELECT pg_notify('outbox_event_delivery', '') WHERE EXISTS (SELECT 1 FROM gone))

@@ -40,6 +40,7 @@ class claimer {
   [[nodiscard]] boost::asio::awaitable<std::optional<std::size_t>> async_claim(db::connection& conn,
                                                                               std::size_t capacity, bool& full);
   boost::asio::awaitable<void> async_wait_next(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_gather_capacity(std::size_t capacity);
   boost::asio::awaitable<void> async_publish(adaptive_wake::action a);
   boost::asio::awaitable<void> async_idle(std::chrono::steady_clock::duration max_wait,
                                           std::chrono::steady_clock::duration floor);
@@ -54,6 +55,10 @@ class claimer {
   boost::asio::steady_timer timer_;
   bool wake_pending_ = false;
   std::uint64_t orphans_checked_generation_ = 0;
+  // What the last claim said about the next due row (db::claim_batch::next_due).
+  std::optional<std::optional<std::chrono::milliseconds>> next_due_;
+  bool last_claim_full_ = false;  // the backlog goes on: more rows are due than were claimed
+  std::optional<std::chrono::steady_clock::time_point> gather_until_;
 };
 
 }  // namespace outbox

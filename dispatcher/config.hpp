@@ -70,6 +70,8 @@ struct config {
   int adaptive_wake_rate = 500;                    // rows/s found by claims that make it go awake
   int claim_batch = 100;
   int max_in_flight = 256;  // rows in flight across all destinations
+  // Outcomes wait up to this long to share one settle statement (0: flush at once).
+  std::chrono::milliseconds settle_window{2};
   // 60 s covers the worst case of the default timeouts, an OAuth token fetch
   // included: 3 x (3 s connect + 3 s handshake + 10 s request) + 5 s = 53 s.
   std::chrono::seconds lease{60};

@@ -164,6 +164,8 @@ constexpr std::array table{
           [](config& c, std::int64_t v) { c.adaptive_wake_rate = static_cast<int>(v); }, [](const config& c) { return n(c.adaptive_wake_rate); }),
     whole("OUTBOX_CLAIM_BATCH", "100", 1, 1000, "most rows one claim statement takes",
           [](config& c, std::int64_t v) { c.claim_batch = static_cast<int>(v); }, [](const config& c) { return n(c.claim_batch); }),
+    whole("OUTBOX_SETTLE_WINDOW_MS", "2", 0, 1000, "how long an outcome may wait for others to share its settle statement",
+          [](config& c, std::int64_t v) { c.settle_window = milliseconds{v}; }, [](const config& c) { return n(c.settle_window.count()); }),
     whole("OUTBOX_MAX_IN_FLIGHT", "256", 1, 100000, "most rows in flight across all destinations",
           [](config& c, std::int64_t v) { c.max_in_flight = static_cast<int>(v); }, [](const config& c) { return n(c.max_in_flight); }),
     whole("OUTBOX_LEASE_SECONDS", "60", 1, 86400, "how long a claimed row belongs to this process (the crash-recovery time)",

@@ -13,6 +13,7 @@ using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t max_batch = 1000;
+constexpr std::size_t flush_at_once = 64;  // outcomes that end the settle window early
 constexpr auto reconnect_delay = 1s;  // only when the connect itself failed
 
 std::string_view state_name(db::settle_state s) {
@@ -52,7 +53,21 @@ void settler::enqueue(db::settlement s) {
   const auto id = s.id;
   if (!queue_.contains(id)) order_.push_back(id);
   queue_.insert_or_assign(id, std::move(s));
-  timer_.cancel();
+  if (!gathering_ || queue_.size() >= flush_at_once) timer_.cancel();
+}
+
+// After an idle spell the first outcome waits up to the settle window for
+// others, so a trickle of outcomes shares statements and commits. Outcomes that
+// arrive while a settle runs need no window: they queue behind it.
+asio::awaitable<void> settler::async_gather() {
+  if (ctx_.cfg.settle_window <= steady::duration::zero()) co_return;
+  const auto until = steady::now() + ctx_.cfg.settle_window;
+  gathering_ = true;
+  while (!stop_ && !queue_.empty() && queue_.size() < flush_at_once && steady::now() < until) {
+    timer_.expires_at(until);
+    (void)co_await timer_.async_wait(use_tuple);
+  }
+  gathering_ = false;
 }
 
 void settler::stop(steady::time_point deadline) {
@@ -81,6 +96,7 @@ asio::awaitable<void> settler::async_run() {
       if (stop_) break;
       timer_.expires_after(1h);
       (void)co_await timer_.async_wait(use_tuple);
+      co_await async_gather();
       continue;
     }
     if (stop_ && steady::now() > deadline_) {

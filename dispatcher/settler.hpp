@@ -7,7 +7,9 @@
 //  - each flush takes the row's current lease token, so a row this process
 //    re-claimed after an outage settles under its new lease;
 //  - a batch the server rejects for a data reason is split until the bad row is
-//    alone; that row is settled with a plain message, and the rest go on.
+//    alone; that row is settled with a plain message, and the rest go on;
+//  - after an idle spell, outcomes gather for OUTBOX_SETTLE_WINDOW_MS (or until
+//    64 wait) so that a trickle shares statements and commits.
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -39,6 +41,7 @@ class settler {
 
  private:
   enum class flush_result { done, connection_lost };
+  boost::asio::awaitable<void> async_gather();
   boost::asio::awaitable<flush_result> async_flush(db::connection& conn, std::vector<db::settlement> batch);
   boost::asio::awaitable<flush_result> async_flush_alone(db::connection& conn, db::settlement s);
   [[nodiscard]] std::vector<db::settlement> next_batch();
@@ -52,6 +55,7 @@ class settler {
   std::unordered_map<std::int64_t, db::settlement> queue_;
   boost::asio::steady_timer timer_;
   bool stop_ = false;
+  bool gathering_ = false;  // in the settle window: only a full window's worth wakes it
   std::chrono::steady_clock::time_point deadline_{};
 };
 

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <set>
 
 #include "db/delivery_store.hpp"
@@ -176,4 +177,40 @@ TEST_CASE("lease renewal never waits for a row another session has locked (no de
     CHECK(must(co_await outbox::db::async_renew(c, ids, tokens, 300s)) == 2);
   }, 20s);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lease_expires_at > now() + interval '200 seconds'") == 2);
+}
+
+TEST_CASE("a claim that is not full says when the next row is due, as the next-due query would") {
+  outbox::test::scratch_database db;
+  enqueue(db, 3);
+  db.query("UPDATE event_delivery SET next_attempt_at = now() + interval '30 seconds' WHERE lead_project_id = 3");
+  outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    // Full (2 due rows, limit 1): the backlog goes on, so no next-due row.
+    auto full = must(co_await outbox::db::async_claim_batch(c, claim_req("a", 1)));
+    CHECK(full.rows.size() == 1);
+    CHECK_FALSE(full.next_due.has_value());
+    // Not full: the row claimed now is left out; the row due in 30 s is what is next.
+    auto rest = must(co_await outbox::db::async_claim_batch(c, claim_req("a", 10)));
+    CHECK(rest.rows.size() == 1);
+    REQUIRE(rest.next_due.has_value());
+    REQUIRE(rest.next_due->has_value());
+    const auto ms = (*rest.next_due)->count();
+    CHECK(ms > 25000);
+    CHECK(ms <= 30000);
+    auto query = must(co_await outbox::db::async_next_due(c, {}));
+    REQUIRE(query.has_value());
+    CHECK(std::abs(query->count() - ms) < 2000);  // the separate statement agrees
+    // A paused destination's rows are not waited for.
+    auto req = claim_req("a", 10);
+    req.skip_destinations = {"webhook/default"};
+    auto skipping = must(co_await outbox::db::async_claim_batch(c, req));
+    CHECK(skipping.rows.empty());
+    REQUIRE(skipping.next_due.has_value());
+    CHECK_FALSE(skipping.next_due->has_value());
+    // A probe (one destination) does not ask.
+    auto probe = claim_req("a", 10);
+    probe.only_destination = "webhook/default";
+    CHECK_FALSE(must(co_await outbox::db::async_claim_batch(c, probe)).next_due.has_value());
+  });
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sending'") == 2);
 }

@@ -359,8 +359,10 @@ TEST_CASE("prune --state dead removes dead rows by when they died; the archive i
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id = 3 AND state = 'held'") == 1);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery_archive WHERE lead_project_id = 1") == 1);
 
-  db.query("INSERT INTO event_delivery_archive SELECT d.*, now() - interval '400 days' FROM event_delivery d "
-           "WHERE lead_project_id IN (4, 5)");
+  db.query("INSERT INTO event_delivery_archive (id, lead_project_id, provider, destination, event_name, "
+           "idempotency_key, payload, state, archived_at) "
+           "SELECT id, lead_project_id, provider, destination, event_name, idempotency_key, payload, state, "
+           "now() - interval '400 days' FROM event_delivery d WHERE lead_project_id IN (4, 5)");
   const auto archive = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::vector<std::int64_t>> {
     auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
     std::vector<std::int64_t> out;

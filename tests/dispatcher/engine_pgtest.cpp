@@ -243,3 +243,28 @@ TEST_CASE("an on-call pause holds rows without requests; resume sends them at on
   CHECK(std::chrono::steady_clock::now() - resumed_at < 10s);  // not the 5-minute pause period
   h.stop();
 }
+
+namespace {
+
+// Settles of four rows whose answers arrive 60 ms apart; each settle statement
+// stamps its rows with its own transaction time, so distinct sent_at values
+// count the statements.
+long long settle_statements_for_spread_answers(const std::string& window_ms) {
+  engine_harness h([&](auto& env) { env["OUTBOX_SETTLE_WINDOW_MS"] = window_ms; });
+  h.server.script({response_plan::reply(200), response_plan::reply(200).after(60ms),
+                   response_plan::reply(200).after(120ms), response_plan::reply(200).after(180ms)});
+  h.start();
+  h.db.query("SELECT enqueue_event_delivery(g, 'webhook', 'Lead', '{}') FROM generate_series(101, 104) g");
+  REQUIRE(eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 4; },
+                     15s));
+  h.stop();
+  CHECK(h.server.request_count() == 4);
+  return h.db.scalar("SELECT count(DISTINCT sent_at) FROM event_delivery");
+}
+
+}  // namespace
+
+TEST_CASE("outcomes that arrive within the settle window share one settle statement") {
+  CHECK(settle_statements_for_spread_answers("1000") == 1);
+  CHECK(settle_statements_for_spread_answers("0") == 4);  // each recorded as it comes
+}
