@@ -130,7 +130,7 @@ void window::end(pg& conn) {
     if (pid == conn.backend_pid()) name = "bench connection (inserts, polling)";
     else if (type != "client backend") name = type;
     else if (query.starts_with("LISTEN") || query == "SELECT 1") name = "dispatcher listener";
-    else if (query.find("WITH expired AS") != std::string::npos || query.find("least(") != std::string::npos)
+    else if (query.find("WITH picked AS") != std::string::npos || query.find("least(") != std::string::npos)
       name = "dispatcher claim";
     else if (query.find("WITH s AS") != std::string::npos) name = "dispatcher settle";
     else if (query.find("enqueue_event_delivery") != std::string::npos) name = "producers (enqueue)";

@@ -89,11 +89,11 @@ logged AS (
         (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, response_excerpt,
          lease_owner, note, dropped_fields, match_keys, provider_request_id)
     SELECT s.id, s.attempt, to_timestamp(s.started_ms / 1000.0), s.duration_ms,
-           CASE WHEN upd.id IS NULL THEN 'lease_lost' ELSE s.outcome END,
+           CASE WHEN s.id IN (SELECT id FROM upd) THEN s.outcome ELSE 'lease_lost' END,
            s.http_status, NULLIF(s.error, ''), NULLIF(s.excerpt, ''), $1, NULLIF(s.note, ''),
            string_to_array(NULLIF(s.dropped, ''), E'\n'), string_to_array(NULLIF(s.match_keys, ''), ','),
            NULLIF(s.request_id, '')
-    FROM s LEFT JOIN upd ON upd.id = s.id
+    FROM s
     WHERE s.log_attempt AND s.id NOT IN (SELECT id FROM prior)),
 requests AS (
     INSERT INTO provider_request (provider, destination, request_id, row_count, next_check_at)

@@ -11,9 +11,11 @@
 -- columns and `attempts`, none of them indexed, so it stays on the page; only
 -- a settle (to sent, dead, held, or a retry later) touches the indexes.
 
--- Room on each page for the claimed version of its rows (the default, 100,
--- fills pages and sends every update to another page, never HOT).
-ALTER TABLE event_delivery SET (fillfactor = 70);
+-- Room on each page for the claimed version of all its rows: a claim takes
+-- rows in insertion order, so whole pages at a time. The default, 100, fills
+-- pages and sends every update elsewhere (never HOT); 70 made 42 % of claims
+-- HOT, 50 makes about 90 % HOT (rows of about 400 bytes).
+ALTER TABLE event_delivery SET (fillfactor = 50);
 
 -- Rewrites the table once (takes an ACCESS EXCLUSIVE lock while it does:
 -- about a second per million rows on a small server; prune first).
@@ -32,3 +34,8 @@ DROP INDEX event_delivery_dead_idx;
 CREATE INDEX event_delivery_dead_idx ON event_delivery (updated_at) WHERE final_state IN ('dead', 'held');
 DROP INDEX event_delivery_sent_idx;
 CREATE INDEX event_delivery_sent_idx ON event_delivery (sent_at) WHERE final_state = 'sent';
+
+-- The attempts log is read by row (event_delivery_attempt_delivery_idx, which
+-- orders by id) and never by its id alone: its primary key index cost one
+-- more index entry per attempt and served nothing. The identity stays.
+ALTER TABLE event_delivery_attempt DROP CONSTRAINT event_delivery_attempt_pkey;
