@@ -55,10 +55,13 @@ WHERE $7::text IS NULL AND (SELECT count(*) FROM picked) < $4)sql";
 // (token and state) makes a stale worker's update a no-op, logged as lease_lost.
 // A settle keeps the token it recorded, so the same settle sent again after a
 // lost connection finds its rows in `prior` and neither changes nor logs them.
-// Settle and renew run as unnamed statements on purpose: a prepared statement
-// switches to a generic plan after five runs, and the generic plan of these
-// unnest() joins cannot see the batch size, costing PostgreSQL about twice the
-// CPU per row (measured with bench/statement_stats.sh: 154 vs 69 us per row).
+// A settle of fewer than 200 rows runs as a prepared statement (its planning
+// cost more than its execution); larger ones, and renew, run unnamed, planned
+// for their size: the generic plan of these unnest() joins cannot see the
+// batch size (measured with bench/statement_stats.sh: 154 vs 69 us per row
+// for large batches). The settle connection runs with enable_seqscan = off
+// (dispatcher/db_link.cpp), so a generic plan made while the table was tiny
+// still joins on the primary key instead of scanning the table.
 inline constexpr const char* settle = R"sql(
 WITH s AS (
     SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::text[], $5::bigint[], $6::boolean[], $7::int[],

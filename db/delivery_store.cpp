@@ -15,6 +15,7 @@ constexpr std::size_t max_excerpt_bytes = 2000;
 constexpr std::size_t max_outcome_bytes = 64;
 constexpr std::size_t max_key_bytes = 512;  // match keys, request ids
 constexpr std::size_t settle_prepared_below = 200;  // rows; see settle()
+constexpr const char* plan_mode_sql = "SELECT set_config('plan_cache_mode', $1, false)";
 
 std::string_view state_text(settle_state s) {
   switch (s) {
@@ -137,6 +138,20 @@ params settle_params(std::string owner, std::span<const settlement> batch) {
                 text_array(keys),     text_array(requests), int_array(check_after)};
 }
 
+// The settle connection plans with generic plans (dispatcher/db_link.cpp); a
+// large batch is planned for its size instead, then the mode goes back, also
+// when the settle fails (a connection that failed is replaced anyway).
+asio::awaitable<result> large_settle(connection& conn, params args) {
+  // Named parameter lists: GCC 12 rejects a braced temporary across co_await.
+  params custom, generic;
+  custom.emplace_back(std::string("force_custom_plan"));
+  generic.emplace_back(std::string("force_generic_plan"));
+  (void)co_await conn.async_query(plan_mode_sql, std::move(custom), statement_timeout);
+  auto r = co_await async_try(conn.async_query(sql::settle, std::move(args), statement_timeout));
+  if (conn.is_open()) (void)co_await conn.async_query(plan_mode_sql, std::move(generic), statement_timeout);
+  co_return std::move(r).value();  // rethrows a failure (db::error)
+}
+
 asio::awaitable<settle_report> settle(connection& conn, std::string owner, std::span<const settlement> batch) {
   // Small batches (one event per request, a steady trickle) reuse a prepared
   // plan: planning this statement costs about 0.7 ms, more than running it for
@@ -147,7 +162,7 @@ asio::awaitable<settle_report> settle(connection& conn, std::string owner, std::
     r = co_await conn.async_query_prepared("outbox_settle_v3", sql::settle, settle_params(std::move(owner), batch),
                                            statement_timeout);
   } else {
-    r = co_await conn.async_query(sql::settle, settle_params(std::move(owner), batch), statement_timeout);
+    r = co_await large_settle(conn, settle_params(std::move(owner), batch));
   }
   settle_report report;
   report.applied.reserve(static_cast<std::size_t>(r.rows()));

@@ -9,6 +9,27 @@ constexpr auto connect_timeout = 5s;
 // run longer than a few milliseconds; a stuck one must not hold locks for long.
 constexpr auto server_statement_timeout = 30s;
 
+// The claim and the settle reuse cached plans all day (measured with
+// bench/statement_stats.sh): the claim is prepared and was planned anew at
+// every call (0.7 ms each) because its generic plan looks costlier on paper;
+// small settles are prepared too and large ones planned for their size
+// (db/delivery_store.cpp). A cached plan made
+// while the table was tiny (a fresh install, before autovacuum's first
+// ANALYZE) may scan the whole table, and would until the next ANALYZE:
+// enable_seqscan = off keeps it on the indexes every statement of these
+// connections has.
+const char* session_settings(const std::string& role) {
+  if (role == "claim") {
+    return "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), "
+           "set_config('enable_seqscan', 'off', false)";
+  }
+  if (role == "settle") {
+    return "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), "
+           "set_config('enable_seqscan', 'off', false)";
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 boost::asio::awaitable<db::connection*> db_link::async_get() {
@@ -24,11 +45,8 @@ boost::asio::awaitable<db::connection*> db_link::async_get() {
     ctx_.log.warn("database connection failed; retrying", {{"role", role_}, {"error", fresh.error().what()}});
     co_return nullptr;
   }
-  if (role_ == "claim") {
-    // The claim is prepared once and runs all day. PostgreSQL's default plans
-    // it anew at every call (its generic plan looks costlier on paper), about
-    // 0.7 ms each; the generic plan is the same index scan (bench/statement_stats.sh).
-    auto set = co_await db::async_try(fresh->async_query("SET plan_cache_mode = force_generic_plan", {}, 5s));
+  if (const char* settings = session_settings(role_)) {
+    auto set = co_await db::async_try(fresh->async_query(settings, {}, 5s));
     if (!set) {
       ++ctx_.metrics.db_errors;
       ctx_.log.warn("database connection failed; retrying", {{"role", role_}, {"error", set.error().what()}});
