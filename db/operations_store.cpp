@@ -157,44 +157,42 @@ SELECT json_build_object(
       WHERE a.delivery_id = $1) a))::text)sql";
 
 // Sent rows by sent_at, dead rows by updated_at: each through its partial index.
-// The archive has the columns of sql/0001 (plus archived_at), named one by one:
-// later columns of event_delivery (final_state, generated) are not archived.
-#define OUTBOX_ARCHIVED_COLUMNS                                                                                  \
-  "id, lead_project_id, provider, destination, event_name, idempotency_key, payload, state, attempts, "           \
-  "next_attempt_at, lease_owner, lease_token, lease_expires_at, sent_at, last_error, last_http_status, "           \
-  "provider_response, created_at, updated_at"
 struct prune_sql {
-  const char* count;
-  const char* batch;
+  std::string count;
+  std::string batch;
 };
 
-constexpr prune_sql prune_sent_sql{R"sql(
-SELECT count(*) FROM event_delivery WHERE final_state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second')sql",
-                                   R"sql(
-WITH victims AS (
-    SELECT id FROM event_delivery
-    WHERE final_state = 'sent' AND sent_at < now() - $1::bigint * interval '1 second'
-    ORDER BY sent_at LIMIT $2 FOR UPDATE SKIP LOCKED),
-gone AS (DELETE FROM event_delivery d USING victims v WHERE d.id = v.id RETURNING d.*),
-archived AS (INSERT INTO event_delivery_archive ()sql" OUTBOX_ARCHIVED_COLUMNS R"sql()
-             SELECT )sql" OUTBOX_ARCHIVED_COLUMNS R"sql( FROM gone WHERE $3::boolean),
-attempts AS (DELETE FROM event_delivery_attempt a USING gone WHERE a.delivery_id = gone.id)
-SELECT count(*) FROM gone)sql"};
+// The archive has the columns of sql/0001 (plus archived_at), named one by one:
+// later columns of event_delivery (final_state, generated) are not archived.
+constexpr const char* archived_columns =
+    "id, lead_project_id, provider, destination, event_name, idempotency_key, payload, state, attempts, "
+    "next_attempt_at, lease_owner, lease_token, lease_expires_at, sent_at, last_error, last_http_status, "
+    "provider_response, created_at, updated_at";
 
-constexpr prune_sql prune_dead_sql{R"sql(
-SELECT count(*) FROM event_delivery WHERE final_state = 'dead' AND updated_at < now() - $1::bigint * interval '1 second')sql",
-                                   R"sql(
-WITH victims AS (
-    SELECT id FROM event_delivery
-    WHERE final_state = 'dead' AND updated_at < now() - $1::bigint * interval '1 second'
-    ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED),
-gone AS (DELETE FROM event_delivery d USING victims v WHERE d.id = v.id RETURNING d.*),
-archived AS (INSERT INTO event_delivery_archive ()sql" OUTBOX_ARCHIVED_COLUMNS R"sql()
-             SELECT )sql" OUTBOX_ARCHIVED_COLUMNS R"sql( FROM gone WHERE $3::boolean),
-attempts AS (DELETE FROM event_delivery_attempt a USING gone WHERE a.delivery_id = gone.id)
-SELECT count(*) FROM gone)sql"};
+// `state` and `since` are constants of this file, never input.
+prune_sql make_prune_sql(const std::string& state, const std::string& since) {
+  const std::string old_rows = "final_state = '" + state + "' AND " + since +
+                               " < now() - $1::bigint * interval '1 second'";
+  const std::string columns = archived_columns;
+  return {"SELECT count(*) FROM event_delivery WHERE " + old_rows,
+          "WITH victims AS (\n"
+          "    SELECT id FROM event_delivery WHERE " + old_rows + "\n"
+          "    ORDER BY " + since + " LIMIT $2 FOR UPDATE SKIP LOCKED),\n"
+          "gone AS (DELETE FROM event_delivery d USING victims v WHERE d.id = v.id RETURNING d.*),\n"
+          "archived AS (INSERT INTO event_delivery_archive (" + columns + ")\n"
+          "             SELECT " + columns + " FROM gone WHERE $3::boolean),\n"
+          "attempts AS (DELETE FROM event_delivery_attempt a USING gone WHERE a.delivery_id = gone.id)\n"
+          "SELECT count(*) FROM gone"};
+}
 
-#undef OUTBOX_ARCHIVED_COLUMNS
+const prune_sql& prune_sent_sql() {
+  static const prune_sql sql = make_prune_sql("sent", "sent_at");
+  return sql;
+}
+const prune_sql& prune_dead_sql() {
+  static const prune_sql sql = make_prune_sql("dead", "updated_at");
+  return sql;
+}
 
 constexpr const char* archive_count_sql = R"sql(
 SELECT count(*) FROM event_delivery_archive WHERE archived_at < now() - $1::bigint * interval '1 second')sql";
@@ -329,7 +327,7 @@ asio::awaitable<std::vector<std::int64_t>> async_find_rows(connection& conn, row
 
 asio::awaitable<std::int64_t> async_prune(connection& conn, const prune_request& req) {
   const std::string age = std::to_string(req.older_than.count());
-  const auto& sql = req.state == prune_state::sent ? prune_sent_sql : prune_dead_sql;
+  const auto& sql = req.state == prune_state::sent ? prune_sent_sql() : prune_dead_sql();
   if (req.dry_run) {
     params args{age};
     const auto r = co_await conn.async_query(sql.count, std::move(args), statement_timeout);

@@ -112,7 +112,7 @@ asio::awaitable<void> claimer::async_run() {
     }
     co_await async_publish(wake_signal_.after_claim(steady::now(), *found));
     if (full) continue;  // more may be due right now
-    if (link_.connected()) co_await async_wait_next(*conn);
+    if (link_.connected()) co_await async_wait_next();
   }
   // Going away: inserts must notify the other dispatchers again at once.
   if (wake_signal_.awake()) co_await async_publish(adaptive_wake::action::publish_asleep);
@@ -214,20 +214,11 @@ asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::connection&
   co_return found;
 }
 
-asio::awaitable<void> claimer::async_wait_next(db::connection& conn) {
-  // The claim answered it already unless it was full (then this is not reached).
-  db::outcome<std::optional<std::chrono::milliseconds>> next_due = std::optional<std::chrono::milliseconds>{};
-  if (next_due_) {
-    next_due = *next_due_;
-  } else {
-    next_due = co_await db::async_next_due(conn, skipped_destinations());
-  }
-  if (!next_due) {
-    ++ctx_.metrics.db_errors;
-    ctx_.log.warn("reading the next due time failed; polling instead", {{"error", next_due.error().what()}});
-  }
+asio::awaitable<void> claimer::async_wait_next() {
+  // The claim that was not full answered it (db::claim_batch::next_due); a
+  // full claim never waits, so there is no query of its own to run here.
   steady::duration wait = ctx_.cfg.poll_interval;
-  if (next_due && *next_due && **next_due < wait) wait = **next_due + 1ms;
+  if (next_due_ && *next_due_ && **next_due_ < wait) wait = **next_due_ + 1ms;
   if (const auto reopen = until_a_pause_ends(); reopen && *reopen < wait) wait = *reopen + 1ms;
   steady::duration floor = min_idle;
   if (const auto adaptive = wake_signal_.max_idle(steady::now())) {

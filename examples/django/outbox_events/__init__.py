@@ -11,18 +11,6 @@ read those rows; the app's migration 0002 applies the dispatcher's schema
 outbox_events/conf.py.
 """
 
-from .conf import DEFAULT_FANOUT_PROVIDERS, ProviderSpec, default_fanout
-from .enqueue import enqueue_event, enqueue_fanout
-from .errors import DestinationConflictError, DuplicateProviderError, ReadOnlyError, SchemaMissingError
-
-__all__ = [
-    "DEFAULT_FANOUT_PROVIDERS",
-    "DestinationConflictError",
-    "DuplicateProviderError",
-    "ProviderSpec",
-    "ReadOnlyError",
-    "SchemaMissingError",
-    "default_fanout",
-    "enqueue_event",
-    "enqueue_fanout",
-]
+# The same names as outbox_events.api, which lists them once.
+from .api import *  # noqa: F401,F403
+from .api import __all__  # noqa: F401
