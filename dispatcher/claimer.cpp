@@ -40,6 +40,10 @@ void claimer::wake() {
   timer_.cancel();
 }
 
+void claimer::capacity_freed() {
+  if (waiting_for_capacity_) wake();
+}
+
 void claimer::set_adaptive(bool adaptive, const std::string& mode) {
   if (ctx_.cfg.wake != wake_mode::listen) return;  // a poll-only dispatcher never claims to be awake
   if (adaptive == wake_signal_.enabled()) return;
@@ -53,6 +57,12 @@ asio::awaitable<void> claimer::async_idle(steady::duration max_wait, steady::dur
     (void)co_await timer_.async_wait(use_tuple);
   }
   wake_pending_ = false;
+}
+
+asio::awaitable<void> claimer::async_wait_for_capacity(steady::duration max_wait, steady::duration floor) {
+  waiting_for_capacity_ = true;
+  co_await async_idle(max_wait, floor);
+  waiting_for_capacity_ = false;
 }
 
 std::vector<std::string> claimer::skipped_destinations() const {
@@ -91,7 +101,7 @@ asio::awaitable<void> claimer::async_run() {
   while (!ctx_.stopping) {
     std::size_t capacity = ctx_.in_flight.size() < max_in_flight ? max_in_flight - ctx_.in_flight.size() : 0;
     if (capacity == 0) {
-      co_await async_idle(ctx_.cfg.poll_interval, min_idle);  // the settler wakes us when rows complete
+      co_await async_wait_for_capacity(ctx_.cfg.poll_interval, min_idle);  // the settler wakes us
       continue;
     }
     if (co_await async_gather_capacity(capacity)) continue;
@@ -132,7 +142,7 @@ asio::awaitable<bool> claimer::async_gather_capacity(std::size_t capacity) {
     gather_until_.reset();
     co_return false;
   }
-  co_await async_idle(*gather_until_ - now, steady::duration::zero());  // a settle wakes it early
+  co_await async_wait_for_capacity(*gather_until_ - now, steady::duration::zero());  // a settle ends it early
   co_return true;
 }
 

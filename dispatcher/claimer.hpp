@@ -30,6 +30,8 @@ class claimer {
   boost::asio::awaitable<void> async_run();
   // Look for rows now.
   void wake();
+  // In-flight rows finished: look again only if waiting for room to claim.
+  void capacity_freed();
   // The database's wake mode (read by the maintenance loop): adaptive or not.
   void set_adaptive(bool adaptive, const std::string& mode);
   [[nodiscard]] bool awake() const noexcept { return wake_signal_.awake(); }
@@ -44,6 +46,8 @@ class claimer {
   boost::asio::awaitable<void> async_publish(adaptive_wake::action a);
   boost::asio::awaitable<void> async_idle(std::chrono::steady_clock::duration max_wait,
                                           std::chrono::steady_clock::duration floor);
+  boost::asio::awaitable<void> async_wait_for_capacity(std::chrono::steady_clock::duration max_wait,
+                                                       std::chrono::steady_clock::duration floor);
   [[nodiscard]] db::claim_request request(std::size_t limit) const;
   [[nodiscard]] std::vector<std::string> skipped_destinations() const;
   [[nodiscard]] std::optional<std::chrono::steady_clock::duration> until_a_pause_ends() const;
@@ -54,6 +58,7 @@ class claimer {
   adaptive_wake wake_signal_;
   boost::asio::steady_timer timer_;
   bool wake_pending_ = false;
+  bool waiting_for_capacity_ = false;
   std::uint64_t orphans_checked_generation_ = 0;
   // What the last claim said about the next due row (db::claim_batch::next_due).
   std::optional<std::optional<std::chrono::milliseconds>> next_due_;

@@ -28,6 +28,7 @@ engine::engine(asio::any_io_executor ex, const config& cfg, logger& log)
       reconciler_(ctx_),
       drain_timer_(ex) {
   ctx_.wake_claimer = [this] { claimer_.wake(); };
+  ctx_.capacity_freed = [this] { claimer_.capacity_freed(); };
   sender_.on_task_done = [this] {
     if (ctx_.stopping) drain_timer_.cancel();
   };

@@ -33,6 +33,9 @@ struct engine_context {
 
   // Make the claimer look for rows now (a notification, capacity freed, a resume).
   std::function<void()> wake_claimer = [] {};
+  // Rows left the in-flight table: wakes the claimer only if it waits for room,
+  // so a trickle does not cost an empty claim per settled event.
+  std::function<void()> capacity_freed = [] {};
 };
 
 }  // namespace outbox

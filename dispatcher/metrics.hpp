@@ -29,6 +29,7 @@ class histogram {
   void observe(double seconds);
   // Appends the _bucket/_sum/_count lines; `labels` is "" or `a="b",c="d"`.
   void render(std::string& out, const std::string& name, const std::string& labels) const;
+  [[nodiscard]] std::uint64_t count() const noexcept { return count_; }
 
  private:
   std::array<std::uint64_t, bounds.size()> counts_{};

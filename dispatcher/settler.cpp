@@ -1,5 +1,6 @@
 #include "dispatcher/settler.hpp"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include <boost/asio/as_tuple.hpp>
@@ -173,7 +174,15 @@ void settler::apply(std::span<const db::settlement> batch, const db::settle_repo
     }
     finish(s);
   }
-  ctx_.wake_claimer();  // capacity freed
+  // A retry is due at a time the claimer's last answer did not know; one claim
+  // learns it. Otherwise the claimer only needs to hear of the freed room.
+  const bool retry = std::any_of(batch.begin(), batch.end(),
+                                 [](const db::settlement& s) { return s.state == db::settle_state::pending; });
+  if (retry) {
+    ctx_.wake_claimer();
+  } else {
+    ctx_.capacity_freed();
+  }
 }
 
 void settler::finish(const db::settlement& s) {

@@ -108,4 +108,8 @@ bool engine_harness::claims_skipped_paused_since(std::size_t count_before) const
   return eventually([&] { return skipped_claims() >= count_before + 2; }, std::chrono::seconds(10));
 }
 
+std::uint64_t engine_harness::claim_statements() const {
+  return engine_->metrics_snapshot().claim_seconds.count();
+}
+
 }  // namespace outbox::test

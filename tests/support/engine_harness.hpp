@@ -50,6 +50,8 @@ class engine_harness {
   // Paused rows are never claimed, so there is no write to wait for: wait until
   // two more such claims ran (one surely began after the caller's row committed).
   [[nodiscard]] bool claims_skipped_paused_since(std::size_t count_before) const;
+  // Claim statements the engine ran; read it after stop().
+  [[nodiscard]] std::uint64_t claim_statements() const;
 
   scratch_database db;
   test_pki pki;
