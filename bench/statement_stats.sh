@@ -5,8 +5,7 @@
 #
 #   usage: scripts/with_postgres.sh bench/statement_stats.sh <outbox_bench args...>
 #   e.g.   scripts/with_postgres.sh bench/statement_stats.sh drain --rows 50000
-#          scripts/with_postgres.sh bench/statement_stats.sh drain --rows 50000 \
-#              --env PGOPTIONS=-cplan_cache_mode=force_custom_plan
+#          scripts/with_postgres.sh bench/statement_stats.sh latency
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bench=${OUTBOX_BENCH:-$root/build-bench/outbox_bench}

@@ -44,7 +44,7 @@ asio::awaitable<std::optional<std::int64_t>> async_record(db_link& link, db::con
 }  // namespace
 
 reconciler::reconciler(engine_context& ctx)
-    : ctx_(ctx), link_(ctx, "reconciler"), http_(ctx.ex, http_options(ctx.cfg)), timer_(ctx.ex) {}
+    : ctx_(ctx), link_(ctx, "reconciler"), timer_(ctx.ex) {}
 
 bool reconciler::needed(const destination_registry& destinations) {
   bool any = false;
@@ -58,13 +58,14 @@ void reconciler::stop() {
 }
 
 asio::awaitable<void> reconciler::async_run() {
+  if (!http_) http_.emplace(ctx_.ex, http_options(ctx_.cfg));
   while (!stop_) {
     if (auto* conn = co_await link_.async_get()) co_await async_check_due(*conn);
     if (stop_) break;
     timer_.expires_after(ctx_.cfg.status_poll_interval);
     (void)co_await timer_.async_wait(use_tuple);
   }
-  http_.close_idle();
+  http_->close_idle();
 }
 
 asio::awaitable<void> reconciler::async_check_due(db::connection& conn) {
@@ -100,7 +101,7 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
   // Unread: asked again soon, but never later than a regular check would be.
   check.next_check = std::min<std::chrono::seconds>(unreadable_retry, dest->provider->status_check_delay());
   if (dest->tokens) {
-    const auto token = co_await dest->tokens->async_token(http_);
+    const auto token = co_await dest->tokens->async_token(*http_);
     if (!token.ok()) {
       check.detail = "no access token for the status check: " + token.error;
       if (too_old) check.status = "UNKNOWN";
@@ -108,7 +109,7 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
     }
     request->headers.emplace_back("authorization", "Bearer " + token.access_token);
   }
-  const auto result = co_await http_.async_send(std::move(*request));
+  const auto result = co_await http_->async_send(std::move(*request));
   // A refused token (revoked early) would stay cached until it expires: the next check gets a fresh one.
   if (dest->tokens && result.response && result.response->status == 401) dest->tokens->invalidate();
   const auto status = dest->provider->read_status(result);

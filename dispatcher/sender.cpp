@@ -100,7 +100,8 @@ void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
     }
     if (!dest) continue;  // re-claimed: already under way
     const auto& ticket = ctx_.in_flight.find(row.id)->ticket;
-    auto prepared = prepare_event(row, ctx_.cfg.max_payload_bytes);
+    auto prepared = prepare_event(row, ctx_.cfg.max_payload_bytes,
+                                  dest->provider->reads_payload() ? payload_use::parsed : payload_use::text_only);
     if (const auto* problem = std::get_if<std::string>(&prepared)) {
       settle(plan_rejection(ticket, *problem, now));
       continue;
@@ -115,6 +116,13 @@ void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
       continue;
     }
     event.prepared = std::move(check.state);
+    if (event.prepared) {
+      // The provider's prepared state is all its requests read from here on
+      // (provider.hpp): the payload's document and text would only hold memory
+      // while the row waits in a batch.
+      event.payload = nullptr;
+      std::string{}.swap(event.payload_text);
+    }
     auto* entry = ctx_.in_flight.find(row.id);
     entry->dropped = dropped_texts(check.dropped);
     entry->match_keys = std::move(check.match_keys);

@@ -37,6 +37,23 @@ EVP_MAC* hmac_algorithm() {
   return mac.get();
 }
 
+using md_ptr = std::unique_ptr<EVP_MD, decltype(&EVP_MD_free)>;
+using md_ctx_ptr = std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)>;
+
+// EVP_sha256() makes each EVP_Digest fetch the algorithm again (half of a
+// hash's cost in OpenSSL 3); one fetch per process and one context per thread.
+EVP_MD* sha256_algorithm() {
+  static const md_ptr md{EVP_MD_fetch(nullptr, "SHA256", nullptr), &EVP_MD_free};
+  if (!md) throw std::runtime_error("OpenSSL: SHA-256 is not available");
+  return md.get();
+}
+
+EVP_MD_CTX* sha256_context() {
+  thread_local const md_ctx_ptr ctx{EVP_MD_CTX_new(), &EVP_MD_CTX_free};
+  if (!ctx) throw std::runtime_error("OpenSSL: out of memory for a digest context");
+  return ctx.get();
+}
+
 bool is_base64_char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
 }
@@ -99,9 +116,9 @@ std::string hmac_sha256(std::string_view key, std::string_view data) { return hm
 std::string sha256(std::string_view data) {
   std::string out(sha256_size, '\0');
   unsigned int out_len = 0;
-  if (EVP_Digest(bytes_of(data), data.size(), reinterpret_cast<unsigned char*>(out.data()), &out_len, EVP_sha256(),
-                 nullptr) != 1 ||
-      out_len != sha256_size) {
+  EVP_MD_CTX* ctx = sha256_context();
+  if (EVP_DigestInit_ex2(ctx, sha256_algorithm(), nullptr) != 1 || EVP_DigestUpdate(ctx, bytes_of(data), data.size()) != 1 ||
+      EVP_DigestFinal_ex(ctx, reinterpret_cast<unsigned char*>(out.data()), &out_len) != 1 || out_len != sha256_size) {
     throw std::runtime_error("OpenSSL: SHA-256 failed");
   }
   return out;

@@ -146,4 +146,13 @@ std::optional<std::string> build_message(const http_request& req, const target_u
   return std::nullopt;
 }
 
+std::string wire_bytes(const request_message& msg) {
+  std::string wire;
+  wire.reserve(256 + msg.body().size());
+  wire.append(msg.method_string()).append(" ").append(msg.target()).append(" HTTP/1.1\r\n");
+  for (const auto& field : msg) wire.append(field.name_string()).append(": ").append(field.value()).append("\r\n");
+  wire.append("\r\n").append(msg.body());
+  return wire;
+}
+
 }  // namespace outbox::providers::detail

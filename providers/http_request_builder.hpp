@@ -39,6 +39,11 @@ using request_message = boost::beast::http::request<boost::beast::http::string_b
 [[nodiscard]] std::optional<std::string> build_message(const http_request& req, const target_url& url,
                                                        request_message& msg);
 
+// The request's bytes on the wire, as Beast's serializer writes them (start
+// line, fields in order, blank line, body): one buffer, so a request is one
+// TLS write and one send, without the serializer's buffer iterators.
+[[nodiscard]] std::string wire_bytes(const request_message& msg);
+
 [[nodiscard]] std::string lowered(std::string_view s);
 [[nodiscard]] bool iequals(std::string_view a, std::string_view b);
 

@@ -12,7 +12,7 @@
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/verb.hpp>
-#include <boost/beast/http/write.hpp>
+#include <boost/asio/write.hpp>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
@@ -111,7 +111,8 @@ asio::awaitable<exchange_outcome> async_exchange_on(Stream& stream, connection& 
   const milliseconds budget = left_until(deadline);
   conn.tcp().expires_at(deadline);  // one deadline for write and read together
 
-  auto [write_ec, written] = co_await http::async_write(stream, msg, use_tuple);
+  const std::string wire = wire_bytes(msg);
+  auto [write_ec, written] = co_await asio::async_write(stream, asio::buffer(wire), use_tuple);
   out.wrote_bytes = written > 0;
   if (write_ec) {
     out.error = write_failure(write_ec, where, budget);

@@ -284,8 +284,12 @@ meta_provider::meta_provider(meta_destination destination) : destination_(std::m
 namespace {
 
 struct meta_prepared final : prepared_state {
-  json event;  // one entry of "data", hashed and merged
+  // One entry of "data", hashed and merged, already serialized: a batch joins
+  // these texts instead of copying and dumping a thousand documents again.
+  std::string event_text;
 };
+
+std::string event_text(const json& event) { return event.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 }  // namespace
 
@@ -307,30 +311,36 @@ preparation meta_provider::prepare(const outbound_event& event, std::chrono::sys
     else if (!c.user_agent) out.error = "user_agent: required by Meta (client_user_agent) when action_source is website";
     if (out.error) return out;
   }
+  const json event_json = meta_event_json(event, c, destination_, out.dropped);
+  out.match_keys = meta_match_keys(event_json);
   auto state = std::make_shared<meta_prepared>();
-  state->event = meta_event_json(event, c, destination_, out.dropped);
-  out.match_keys = meta_match_keys(state->event);
+  state->event_text = event_text(event_json);
   out.state = std::move(state);
   return out;
 }
 
 http_request meta_provider::build_request(std::span<const outbound_event> events,
                                           std::chrono::system_clock::time_point now) const {
-  json data = json::array();
+  // The same bytes json::dump gives for {"data": [...], "test_event_code": ...}
+  // (keys in order, no spaces).
+  std::string body = R"({"data":[)";
   for (const auto& event : events) {
+    if (&event != events.data()) body.push_back(',');
     if (const auto* ready = prepared_as<meta_prepared>(event)) {
-      data.push_back(ready->event);
+      body += ready->event_text;
       continue;
     }
     auto p = prepare(event, now);
     if (p.error) {
       throw std::invalid_argument("meta_provider::build_request: row " + std::to_string(event.row_id) + ": " + *p.error);
     }
-    data.push_back(static_cast<const meta_prepared&>(*p.state).event);
+    body += static_cast<const meta_prepared&>(*p.state).event_text;
   }
-  json body = json::object();
-  body["data"] = std::move(data);
-  if (!destination_.test_event_code.empty()) body["test_event_code"] = destination_.test_event_code;
+  body.push_back(']');
+  if (!destination_.test_event_code.empty()) {
+    body += R"(,"test_event_code":)" + event_text(json(destination_.test_event_code));
+  }
+  body.push_back('}');
 
   // Where Meta's reference puts the token: POST .../events?access_token=... (the
   // URL never reaches our logs; appsecret_proof travels beside it).
@@ -339,7 +349,7 @@ http_request meta_provider::build_request(std::span<const outbound_event> events
   request.url = meta_events_url(destination_) + "?access_token=" + query_escape(destination_.access_token);
   if (!appsecret_proof_.empty()) request.url += "&appsecret_proof=" + appsecret_proof_;
   request.headers.emplace_back("content-type", "application/json");
-  request.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  request.body = std::move(body);
   return request;
 }
 

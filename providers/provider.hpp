@@ -32,13 +32,16 @@ struct outbound_event {
   std::string idempotency_key;  // the provider's dedup id on every attempt
   std::string event_name;
   std::int64_t lead_project_id = 0;
-  nlohmann::json payload;  // always a JSON object (the engine rejects others before this)
+  // Always a JSON object (the engine rejects others before this); left null for
+  // a provider that does not read it (provider::reads_payload).
+  nlohmann::json payload;
   // The payload exactly as stored (PostgreSQL's canonical jsonb text) when it came
   // from the database; providers that send it unchanged use these bytes as is.
   std::string payload_text;
   std::int32_t attempt = 1;  // 1 for the first attempt
   // Set by the engine from provider::prepare(); null when a caller skipped it
-  // (build_request then prepares the event itself).
+  // (build_request then prepares the event itself). Once it is set, build_request
+  // and classify read only it: the engine frees `payload` and `payload_text`.
   std::shared_ptr<const prepared_state> prepared;
 };
 
@@ -124,6 +127,9 @@ class provider {
   [[nodiscard]] virtual batch_outcome classify(std::span<const outbound_event> events,
                                                const http_result& result) const = 0;
 
+  // False for providers that send the stored payload text unchanged and never
+  // read outbound_event::payload: the engine then skips parsing it.
+  [[nodiscard]] virtual bool reads_payload() const { return true; }
   // OAuth2 settings when requests need a bearer token; nullptr otherwise.
   [[nodiscard]] virtual const oauth_settings* oauth() const { return nullptr; }
   // True when a row whose previous lease expired mid-request must not be resent

@@ -67,8 +67,13 @@ std::optional<std::string> webhook_provider::check(const outbound_event& event) 
     return b <= 0x20 || b >= 0x7f || c == '.';
   });
   if (bad_char) return "idempotency key must be printable ASCII without spaces or '.'";
+  if (!event.payload_text.empty()) {
+    // The row's jsonb text: valid JSON and UTF-8 by construction; an object starts with '{'.
+    const auto first = event.payload_text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || event.payload_text[first] != '{') return "payload is not a JSON object";
+    return std::nullopt;
+  }
   if (!event.payload.is_object()) return "payload is not a JSON object";
-  if (!event.payload_text.empty()) return std::nullopt;  // parsed from these bytes, so valid UTF-8
   try {
     (void)event.payload.dump();
   } catch (const nlohmann::json::type_error&) {

@@ -46,6 +46,7 @@ class webhook_provider final : public provider {
 
   [[nodiscard]] std::string_view kind() const override { return "webhook"; }
   [[nodiscard]] std::size_t max_batch_size() const override { return 1; }
+  [[nodiscard]] bool reads_payload() const override { return false; }
   [[nodiscard]] preparation prepare(const outbound_event& event,
                                     std::chrono::system_clock::time_point now) const override;
   // The body is payload_text (the row's jsonb text as PostgreSQL prints it) or,

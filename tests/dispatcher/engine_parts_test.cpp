@@ -43,6 +43,18 @@ TEST_CASE("prepare_event accepts an object and carries the frozen identity") {
   CHECK(event->payload["value"] == 5);
 }
 
+TEST_CASE("prepare_event for a provider that sends the stored text keeps it and skips the parse") {
+  const auto prepared = outbox::prepare_event(row_with(R"({"value": 5})"), 1024, outbox::payload_use::text_only);
+  const auto* event = std::get_if<outbox::providers::outbound_event>(&prepared);
+  REQUIRE(event != nullptr);
+  CHECK(event->payload_text == R"({"value": 5})");
+  CHECK(event->payload.is_null());  // not parsed
+  // What is not an object is still refused with the same reason.
+  const auto array = outbox::prepare_event(row_with("[1]"), 1024, outbox::payload_use::text_only);
+  REQUIRE(std::holds_alternative<std::string>(array));
+  CHECK(std::get<std::string>(array).find("must be a JSON object, got array") != std::string::npos);
+}
+
 TEST_CASE("prepare_event rejects malformed rows with a reason") {
   auto reason = [](claimed_row r, std::size_t limit = 1024) {
     const auto prepared = outbox::prepare_event(r, limit);

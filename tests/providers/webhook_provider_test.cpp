@@ -117,6 +117,18 @@ TEST_CASE("a row's stored payload text is the body, byte for byte, and is what g
         std::optional<std::string>{"v1," + base64_encode(hmac_sha256(*key, "key-1.1614265330." + e.payload_text))});
 }
 
+TEST_CASE("a stored payload text that was never parsed is sent as is; one that is no object is refused") {
+  const webhook_provider p{webhook_destination{"https://example.com/hook", std::string{vector_secret}, {}}};
+  CHECK_FALSE(p.reads_payload());
+  outbound_event e = event("key-1");
+  e.payload = nullptr;  // the engine skips the parse for this provider
+  e.payload_text = R"({"a": 1})";
+  CHECK_FALSE(p.validate(e, t0).has_value());
+  CHECK(p.build_request({&e, 1}, t0).body == e.payload_text);
+  e.payload_text = "[1, 2]";
+  CHECK(p.validate(e, t0) == std::optional<std::string>{"payload is not a JSON object"});
+}
+
 TEST_CASE("a raw (non-whsec) secret signs with its own bytes") {
   const webhook_provider p{webhook_destination{"https://example.com/hook", "passphrase", {}}};
   outbound_event e = event("key-1");
