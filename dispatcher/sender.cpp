@@ -232,13 +232,16 @@ void sender::note_health(destination& dest, const exchange& ex, sys_clock::time_
     dest.gate.probe_finished(healthy, now);
     ctx_.log.info(healthy ? "destination probe succeeded; resuming" : "destination probe failed; staying paused",
                   {{"provider", dest.provider_kind}, {"destination", dest.name}});
-    if (healthy) ctx_.wake_claimer();
+    // Either way the claimer looks again: at the resumed destination, or to
+    // time its next look by the new pause's end.
+    ctx_.wake_claimer();
   }
   if (dest.gate.note_result(failing, now)) {
     ctx_.log.error("destination circuit opened",
                    {{"provider", dest.provider_kind}, {"destination", dest.name},
                     {"last_error", ex.facts.response_excerpt},
                     {"open_seconds", destination_gate::circuit_open_for.count()}});
+    ctx_.wake_claimer();  // its wait must end when the circuit's pause does
   }
 }
 

@@ -155,6 +155,7 @@ asio::awaitable<settler::flush_result> settler::async_flush_alone(db::connection
   ctx_.log.error("could not record an outcome; dropping it (the row is retried after its lease expires)",
                  {{"row_id", one.front().id}, {"error", r.error().what()}});
   finish(one.front());
+  ctx_.capacity_freed();
   co_return flush_result::done;
 }
 

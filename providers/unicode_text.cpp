@@ -93,6 +93,17 @@ std::string_view trim(std::string_view text) {
   return text.substr(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
 }
 
+bool is_valid_utf8(std::string_view text) {
+  const std::int32_t length = icu_length(text);
+  if (static_cast<std::size_t>(length) != text.size()) return false;
+  for (std::int32_t i = 0; i < length;) {
+    UChar32 cp = 0;
+    U8_NEXT(bytes_of(text), i, length, cp);
+    if (cp < 0) return false;
+  }
+  return true;
+}
+
 std::string lower_filtered(std::string_view raw, bool (*drop)(char32_t), inner_blanks blanks) {
   const std::string lower = to_lower(trim(raw));
   std::string out;

@@ -25,6 +25,9 @@ namespace outbox::providers::unicode {
 // `text` without blanks (is_blank) at either end.
 [[nodiscard]] std::string_view trim(std::string_view text);
 
+// True when every byte sequence is well-formed UTF-8 (ICU's U8_NEXT decides).
+[[nodiscard]] bool is_valid_utf8(std::string_view text);
+
 // How lower_filtered treats a run of blanks inside the value.
 enum class inner_blanks { drop, one_space };
 

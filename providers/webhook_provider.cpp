@@ -5,6 +5,7 @@
 
 #include "providers/crypto.hpp"
 #include "providers/http_outcome.hpp"
+#include "providers/unicode_text.hpp"
 
 namespace outbox::providers {
 namespace {
@@ -68,9 +69,11 @@ std::optional<std::string> webhook_provider::check(const outbound_event& event) 
   });
   if (bad_char) return "idempotency key must be printable ASCII without spaces or '.'";
   if (!event.payload_text.empty()) {
-    // The row's jsonb text: valid JSON and UTF-8 by construction; an object starts with '{'.
+    // The row's jsonb text: valid JSON by construction, an object starts with '{'.
+    // UTF-8 only in a UTF8 database (a SQL_ASCII one stores any bytes), so check it.
     const auto first = event.payload_text.find_first_not_of(" \t\r\n");
     if (first == std::string::npos || event.payload_text[first] != '{') return "payload is not a JSON object";
+    if (!unicode::is_valid_utf8(event.payload_text)) return "payload contains a string that is not valid UTF-8";
     return std::nullopt;
   }
   if (!event.payload.is_object()) return "payload is not a JSON object";

@@ -127,6 +127,10 @@ TEST_CASE("a stored payload text that was never parsed is sent as is; one that i
   CHECK(p.build_request({&e, 1}, t0).body == e.payload_text);
   e.payload_text = "[1, 2]";
   CHECK(p.validate(e, t0) == std::optional<std::string>{"payload is not a JSON object"});
+  e.payload_text = "{\"name\": \"caf\xE9\"}";  // Latin-1, as a SQL_ASCII database may store it
+  CHECK(p.validate(e, t0) == std::optional<std::string>{"payload contains a string that is not valid UTF-8"});
+  e.payload_text = "{\"name\": \"caf\xC3\xA9\"}";
+  CHECK_FALSE(p.validate(e, t0).has_value());
 }
 
 TEST_CASE("a raw (non-whsec) secret signs with its own bytes") {
