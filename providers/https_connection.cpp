@@ -9,10 +9,10 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/verb.hpp>
-#include <boost/asio/write.hpp>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
