@@ -113,28 +113,46 @@ std::string hmac_sha256_signer::sign(std::initializer_list<std::string_view> par
 
 std::string hmac_sha256(std::string_view key, std::string_view data) { return hmac_sha256_signer(key).sign({data}); }
 
-std::string sha256(std::string_view data) {
-  std::string out(sha256_size, '\0');
+namespace {
+
+void sha256_into(std::string_view data, unsigned char (&digest)[sha256_size]) {
   unsigned int out_len = 0;
   EVP_MD_CTX* ctx = sha256_context();
   if (EVP_DigestInit_ex2(ctx, sha256_algorithm(), nullptr) != 1 || EVP_DigestUpdate(ctx, bytes_of(data), data.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx, reinterpret_cast<unsigned char*>(out.data()), &out_len) != 1 || out_len != sha256_size) {
+      EVP_DigestFinal_ex(ctx, digest, &out_len) != 1 || out_len != sha256_size) {
     throw std::runtime_error("OpenSSL: SHA-256 failed");
   }
+}
+
+// Writes 2 * size lowercase hex digits at `out`.
+void hex_into(const unsigned char* bytes, std::size_t size, char* out) {
+  static constexpr char digits[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < size; ++i) {
+    out[2 * i] = digits[bytes[i] >> 4];
+    out[2 * i + 1] = digits[bytes[i] & 0x0f];
+  }
+}
+
+}  // namespace
+
+std::string sha256(std::string_view data) {
+  unsigned char digest[sha256_size];
+  sha256_into(data, digest);
+  return std::string(reinterpret_cast<const char*>(digest), sha256_size);
+}
+
+// Hashed user fields are the hot path of every batched row: no intermediate string.
+std::string sha256_hex(std::string_view data) {
+  unsigned char digest[sha256_size];
+  sha256_into(data, digest);
+  std::string out(2 * sha256_size, '\0');
+  hex_into(digest, sha256_size, out.data());
   return out;
 }
 
-std::string sha256_hex(std::string_view data) { return hex_encode(sha256(data)); }
-
 std::string hex_encode(std::string_view bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(digits[b >> 4]);
-    out.push_back(digits[b & 0x0f]);
-  }
+  std::string out(bytes.size() * 2, '\0');
+  hex_into(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), out.data());
   return out;
 }
 

@@ -7,11 +7,9 @@
 
 #include "providers/crypto.hpp"
 #include "providers/http_outcome.hpp"
+#include "providers/json_text_writer.hpp"
 #include "providers/query_escape.hpp"
-#include "providers/match_keys.hpp"
 #include "providers/setting_checks.hpp"
-#include "providers/user_fields.hpp"
-#include "providers/user_data.hpp"
 
 namespace outbox::providers {
 namespace {
@@ -24,12 +22,6 @@ bool valid_api_version(std::string_view v) {
   if (v.size() < 4 || v.front() != 'v') return false;
   const std::size_t dot = v.find('.');
   return dot != std::string_view::npos && all_digits(v.substr(1, dot - 1)) && all_digits(v.substr(dot + 1));
-}
-
-// Meta's lead_id is a 64-bit integer; anything else goes as the string it is.
-json lead_id_value(const std::string& id) {
-  if (all_digits(id) && id.size() <= 18) return static_cast<std::int64_t>(std::stoll(id));
-  return id;
 }
 
 const json* member(const json& object, const char* key) {
@@ -154,78 +146,6 @@ std::optional<std::string> meta_event_age_problem(const canonical_event& event,
   return text;
 }
 
-json meta_event_json(const outbound_event& event, const canonical_event& c, const meta_destination& destination,
-                     dropped_fields& dropped) {
-  json e = json::object();
-  e["event_name"] = event.event_name;
-  e["event_time"] = c.event_time;
-  e["event_id"] = event.idempotency_key;
-  e["action_source"] = c.action_source;
-  if (c.event_source_url) e["event_source_url"] = *c.event_source_url;
-
-  // Meta takes a list for every customer-information field.
-  user_field_reader fields{c, destination.default_phone_country_code, dropped};
-  json user = json::object();
-  const auto hashed = [&](const char* key, std::string_view name, pii_field field, const std::vector<std::string>& raws) {
-    if (auto values = fields.hashed(name, field, raws); !values.empty()) user[key] = std::move(values);
-  };
-  hashed("em", "email", pii_field::email, c.email);
-  hashed("ph", "phone", pii_field::phone_digits, c.phone);
-  hashed("fn", "first_name", pii_field::name, c.first_name);
-  hashed("ln", "last_name", pii_field::name, c.last_name);
-  hashed("ge", "gender", pii_field::gender, c.gender);
-  hashed("db", "date_of_birth", pii_field::date_of_birth, c.date_of_birth);
-  hashed("ct", "city", pii_field::city, c.city);
-  hashed("st", "state", pii_field::state, c.state);
-  hashed("zp", "zip", pii_field::zip, c.zip);
-  hashed("country", "country", pii_field::country, c.country);
-  hashed("external_id", "external_id", pii_field::external_id, c.external_id);
-  if (c.client_ip) user["client_ip_address"] = *c.client_ip;
-  if (c.user_agent) user["client_user_agent"] = *c.user_agent;
-  if (c.fbc) user["fbc"] = *c.fbc;
-  if (c.fbp) user["fbp"] = *c.fbp;
-  if (c.lead_id) user["lead_id"] = lead_id_value(*c.lead_id);
-  e["user_data"] = std::move(user);
-
-  json custom = json::object();
-  if (c.value) custom["value"] = *c.value;
-  if (c.currency) custom["currency"] = *c.currency;
-  if (c.order_id) custom["order_id"] = *c.order_id;
-  if (c.action_source == "system_generated") {
-    custom["event_source"] = "crm";
-    custom["lead_event_source"] = destination.lead_event_source;
-  }
-  if (!custom.empty()) e["custom_data"] = std::move(custom);
-
-  merge_extra(e, c.extra_for("meta"));
-  e["event_id"] = event.idempotency_key;  // the dedup key is ours, whatever extra says
-  return e;
-}
-
-json meta_event_json(const outbound_event& event, const canonical_event& canonical, const meta_destination& destination) {
-  dropped_fields ignored;
-  return meta_event_json(event, canonical, destination, ignored);
-}
-
-std::vector<std::string> meta_match_keys(const json& event) {
-  const auto user = event.find("user_data");
-  if (user == event.end() || !user->is_object()) return {};
-  const auto has = [&](const char* key) { return user->contains(key); };
-  std::vector<std::string> keys;
-  const auto add = [&](std::string_view key, bool present) {
-    if (present) keys.emplace_back(key);
-  };
-  add(match_key::email, has("em"));
-  add(match_key::phone, has("ph"));
-  add(match_key::external_id, has("external_id"));
-  add(match_key::browser_id, has("fbc") || has("fbp"));
-  add(match_key::ip_user_agent, has("client_ip_address") && has("client_user_agent"));
-  add(match_key::address, (has("fn") || has("ln")) && (has("zp") || has("ct") || has("country")));
-  add(match_key::lead_id, has("lead_id"));
-  add(match_key::date_of_birth, has("db"));
-  return keys;
-}
-
 std::optional<meta_error> parse_meta_error(std::string_view body) {
   const json doc = json::parse(body, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
@@ -289,8 +209,6 @@ struct meta_prepared final : prepared_state {
   std::string event_text;
 };
 
-std::string event_text(const json& event) { return event.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 }  // namespace
 
 preparation meta_provider::prepare(const outbound_event& event, std::chrono::system_clock::time_point now) const {
@@ -311,19 +229,24 @@ preparation meta_provider::prepare(const outbound_event& event, std::chrono::sys
     else if (!c.user_agent) out.error = "user_agent: required by Meta (client_user_agent) when action_source is website";
     if (out.error) return out;
   }
-  const json event_json = meta_event_json(event, c, destination_, out.dropped);
-  out.match_keys = meta_match_keys(event_json);
+  auto entry = meta_event_entry_for(event, c, destination_, out.dropped);
+  out.match_keys = std::move(entry.match_keys);
   auto state = std::make_shared<meta_prepared>();
-  state->event_text = event_text(event_json);
+  state->event_text = std::move(entry.text);
   out.state = std::move(state);
   return out;
 }
 
 http_request meta_provider::build_request(std::span<const outbound_event> events,
                                           std::chrono::system_clock::time_point now) const {
-  // The same bytes json::dump gives for {"data": [...], "test_event_code": ...}
-  // (keys in order, no spaces).
-  std::string body = R"({"data":[)";
+  // {"data":[...],"test_event_code":...}, compact: the entries' texts joined.
+  std::size_t size = 64 + destination_.test_event_code.size();
+  for (const auto& event : events) {
+    if (const auto* ready = prepared_as<meta_prepared>(event)) size += ready->event_text.size() + 1;
+  }
+  std::string body;
+  body.reserve(size);
+  body += R"({"data":[)";
   for (const auto& event : events) {
     if (&event != events.data()) body.push_back(',');
     if (const auto* ready = prepared_as<meta_prepared>(event)) {
@@ -338,7 +261,8 @@ http_request meta_provider::build_request(std::span<const outbound_event> events
   }
   body.push_back(']');
   if (!destination_.test_event_code.empty()) {
-    body += R"(,"test_event_code":)" + event_text(json(destination_.test_event_code));
+    body += R"(,"test_event_code":)";
+    append_json_string(body, destination_.test_event_code);
   }
   body.push_back('}');
 

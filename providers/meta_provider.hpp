@@ -92,6 +92,17 @@ inline constexpr std::array<std::string_view, 10> meta_setting_keys{
 // The match keys (match_keys.hpp) one entry of "data" carries.
 [[nodiscard]] std::vector<std::string> meta_match_keys(const nlohmann::json& event);
 
+// The same entry as compact JSON text, and its match keys: what a batch body
+// joins. Written straight to text (json_text_writer.hpp) unless extra.meta has
+// to be merged, which goes through meta_event_json. Either way the text parses
+// to meta_event_json's document.
+struct meta_event_entry {
+  std::string text;
+  std::vector<std::string> match_keys;
+};
+[[nodiscard]] meta_event_entry meta_event_entry_for(const outbound_event& event, const canonical_event& canonical,
+                                                    const meta_destination& destination, dropped_fields& dropped);
+
 // Graph API error envelope: {"error": {"message", "type", "code", "error_subcode",
 // "is_transient", "error_user_title", "error_user_msg", "fbtrace_id"}}.
 struct meta_error {

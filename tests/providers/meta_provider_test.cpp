@@ -96,7 +96,7 @@ TEST_CASE("meta: golden request with every canonical field") {
         "https://graph.facebook.com/v26.0/1234567890/events?access_token=EAAB-test-token"
         "&appsecret_proof=92bc3a24652404524b039b32899ecad82b7b603cf9552dda1881574018c85be8");
   CHECK(request.headers == header_list{{"content-type", "application/json"}});
-  CHECK(request.body == json::parse(request.body).dump());  // with test_event_code after data
+  CHECK(request.body.find(R"(],"test_event_code":"TEST123"})") != std::string::npos);  // after data
   const json expected = json::parse(R"({
     "test_event_code": "TEST123",
     "data": [{
@@ -150,8 +150,10 @@ TEST_CASE("meta: golden request for a minimal website batch") {
   for (const auto& e : events) REQUIRE_FALSE(p.validate(e, now).has_value());
   const auto request = p.build_request(events, now);
   CHECK(request.url == "https://localhost:8443/v24.0/1234567890/events?access_token=EAAB-test-token");
-  // The joined event texts are the compact bytes json::dump writes for the whole body.
-  CHECK(request.body == json::parse(request.body).dump());
+  // Compact: no space after a separator, no line breaks.
+  CHECK(request.body.find(": ") == std::string::npos);
+  CHECK(request.body.find(", ") == std::string::npos);
+  CHECK(request.body.find('\n') == std::string::npos);
   CHECK(json::parse(request.body) == json::parse(R"({
     "data": [
       {"event_name": "CompleteRegistration", "event_time": 1767225600, "event_id": "k1",
