@@ -36,6 +36,9 @@ commands:
   fleet          drain --rows with 1, 2 and 4 dispatcher processes (--fleet) against one database
   ceiling        the engine's claim and settle statements alone, one libpq connection, batches of
                  --claim-batch (500): what the database can do with no dispatcher (not part of `all`)
+  http-floor     --rows webhook requests over --concurrency (16) keep-alive TLS connections from a
+                 bare Asio + OpenSSL client to the same sink: the CPU floor under the dispatcher's
+                 per-request figure, no database (not part of `all`)
 
 The database server comes from the libpq environment (PGHOST, PGPORT, PGUSER);
 each scenario creates, migrates and drops its own scratch database.
@@ -283,6 +286,10 @@ int run(int argc, char** argv) {
     all["ceiling"] = run_ceiling(o);
     known = true;
   }
+  if (o.command == "http-floor") {
+    all["http_floor"] = run_http_floor(o);
+    known = true;
+  }
   if (o.command == "batched") {
     all["batched"] = run_batched(o);
     known = true;
@@ -298,6 +305,7 @@ int run(int argc, char** argv) {
   else if (all.contains("batched")) print_batched_summary(all["batched"]);
   else if (all.contains("fleet")) print_fleet_summary(all["fleet"]);
   else if (all.contains("ceiling")) std::cout << all["ceiling"].dump(2) << "\n";
+  else if (all.contains("http_floor")) std::cout << all["http_floor"].dump(2) << "\n";
   else print_summary(all, o);
   std::cout << "(details: " << (o.json_out.empty() ? "stderr" : o.json_out) << "; logs: " << o.log_dir << ")\n";
   return 0;

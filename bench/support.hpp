@@ -212,6 +212,8 @@ nlohmann::json run_fleet(const options& o);
 void print_fleet_summary(const nlohmann::json& result);
 // ceiling: the engine's claim and settle statements alone on one libpq connection (no dispatcher).
 nlohmann::json run_ceiling(const options& o);
+// The bare TLS exchange alone, no dispatcher (bench/http_floor.cpp).
+nlohmann::json run_http_floor(const options& o);
 // batched: throughput and drain with Meta rows sent in batches of up to o.meta_batch events.
 nlohmann::json run_batched(const options& o);
 void print_batched_summary(const nlohmann::json& result);
