@@ -97,8 +97,14 @@ class verify_host_name {
 // Reads until the reader holds a final response or something fails.
 template <class Stream>
 asio::awaitable<error_code> async_read_response(Stream& stream, http_response_reader& reader) {
+  // Most answers are a few hundred bytes. A 64 KB room for each was a fresh
+  // allocation, page faults included, on every request; the room doubles
+  // whenever a read fills it.
+  std::size_t room = 4096;
   for (;;) {
-    auto [read_ec, n] = co_await stream.async_read_some(reader.prepare(), use_tuple);
+    const auto buffer = reader.prepare(room);
+    auto [read_ec, n] = co_await stream.async_read_some(buffer, use_tuple);
+    if (n == buffer.size() && room < 64 * 1024) room *= 2;
     if (auto parse_ec = reader.commit(n)) co_return parse_ec;
     if (reader.done()) co_return error_code{};
     if (read_ec == asio::error::eof) co_return reader.commit_eof();
