@@ -14,6 +14,7 @@
 #include "providers/https_connection.hpp"
 #include "providers/https_pool.hpp"
 #include "providers/https_resolver.hpp"
+#include "providers/system_trust.hpp"
 
 // The parts, one job per file: http_request_builder (URL and message),
 // https_resolver (lookups off the loop), https_connection (connect, handshake,
@@ -69,9 +70,12 @@ https_client::impl::impl(asio::any_io_executor ex, https_client_options opts)
       limits_(limits_from(opts_)),
       pool_(opts_.idle_timeout, opts_.max_idle_per_origin),
       lookups_(ex_, opts_.resolver) {
+  try {
+    use_system_trust(ctx_.native_handle());
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string{"https_client: cannot use the system trust store: "} + e.what());
+  }
   error_code ec;
-  ctx_.set_default_verify_paths(ec);
-  if (ec) throw std::runtime_error("https_client: cannot use the system trust store: " + ec.message());
   if (!opts_.extra_ca_file.empty()) {
     ctx_.load_verify_file(opts_.extra_ca_file, ec);
     if (ec)
