@@ -255,6 +255,8 @@ int run(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   json all;
   all["machine"] = {{"cores", std::thread::hardware_concurrency()}, {"load_average_at_start", load_average_1m()}};
+  const double steal_at_start = machine_steal_seconds();
+  const auto started = steady::now();
   all["log_dir"] = o.log_dir;
   const bool every = o.command == "all";
   bool known = false;
@@ -296,6 +298,12 @@ int run(int argc, char** argv) {
   }
   if (!known) throw std::invalid_argument("unknown command " + o.command);
   all["machine"]["load_average_at_end"] = load_average_1m();
+  const double run_seconds = seconds_between(started, steady::now());
+  const double stolen = machine_steal_seconds() - steal_at_start;
+  all["machine"]["cpu_steal_seconds"] = stolen;
+  all["machine"]["cpu_steal_share"] = stolen / (run_seconds * std::thread::hardware_concurrency());
+  note("CPU stolen by the hypervisor during the run: " + fmt(stolen, 2) + " s (" +
+       fmt(100 * stolen / (run_seconds * std::thread::hardware_concurrency()), 1) + " % of the cores' time)");
   if (o.json_out.empty()) {
     std::cerr << all.dump(2) << "\n";
   } else {

@@ -312,6 +312,14 @@ double self_cpu_seconds() {
   return timeval_seconds(u.ru_utime) + timeval_seconds(u.ru_stime);
 }
 
+double machine_steal_seconds() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) || cpu != "cpu") return -1;
+  return steal / static_cast<double>(ticks_per_second());
+}
+
 double load_average_1m() {
   double l[1] = {0};
   return getloadavg(l, 1) == 1 ? l[0] : -1;

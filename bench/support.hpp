@@ -184,6 +184,9 @@ struct machine_cpu {
 [[nodiscard]] double self_cpu_seconds();
 
 [[nodiscard]] double load_average_1m();
+// CPU time the hypervisor gave other guests while this one wanted it (/proc/stat
+// steal, all cores): a run that lost much of it says so beside its figures.
+[[nodiscard]] double machine_steal_seconds();
 
 // ---------------------------------------------------------------------------
 
