@@ -29,7 +29,7 @@ class hmac_sha256_signer {
 
  private:
   struct state;
-  state* keyed_ = nullptr;  // EVP_MAC_CTX initialised with the key; never updated
+  state* keyed_ = nullptr;  // the keyed EVP_MAC_CTX, re-initialised (same key) for each message
 };
 
 // Raw 32-byte SHA-256 digest.

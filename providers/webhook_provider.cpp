@@ -98,6 +98,7 @@ http_request webhook_provider::build_request(std::span<const outbound_event> eve
   request.body = !event.payload_text.empty()
                      ? event.payload_text
                      : event.payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  request.headers.reserve(own_headers.size() + destination_.extra_headers.size());  // no regrowth
   request.headers.emplace_back("content-type", "application/json");
   request.headers.emplace_back("webhook-id", event.idempotency_key);
   request.headers.emplace_back("webhook-timestamp", std::to_string(timestamp));

@@ -2,7 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 using namespace outbox::providers;
 
@@ -40,6 +43,22 @@ TEST_CASE("hmac_sha256_signer gives the same MAC as hmac_sha256, message after m
   }
   hmac_sha256_signer moved(std::move(jefe));
   CHECK(moved.sign({}) == hmac_sha256("Jefe", ""));
+}
+
+TEST_CASE("one hmac_sha256_signer signs correctly from several threads at once") {
+  const hmac_sha256_signer signer("Jefe");
+  const std::string expected = hex_encode(hmac_sha256("Jefe", "what do ya want for nothing?"));
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        if (hex_encode(signer.sign({"what do ya want ", "for nothing?"})) != expected) ++wrong;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(wrong.load() == 0);
 }
 
 TEST_CASE("hmac_sha256 matches RFC 4231") {
