@@ -121,6 +121,7 @@ json run_http_floor(const options& o) {
   const thread_cpu cpu1 = this_thread_cpu();
   const double process1 = self_cpu_seconds();
   if (failed) std::rethrow_exception(failed);
+  if (run.done == 0) throw std::invalid_argument("http-floor: no request was sent (--rows must be at least 1)");
 
   const double n = static_cast<double>(run.done);
   const double user_us = (cpu1.user - cpu0.user) / n * 1e6;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -299,11 +300,16 @@ int run(int argc, char** argv) {
   if (!known) throw std::invalid_argument("unknown command " + o.command);
   all["machine"]["load_average_at_end"] = load_average_1m();
   const double run_seconds = seconds_between(started, steady::now());
-  const double stolen = machine_steal_seconds() - steal_at_start;
-  all["machine"]["cpu_steal_seconds"] = stolen;
-  all["machine"]["cpu_steal_share"] = stolen / (run_seconds * std::thread::hardware_concurrency());
-  note("CPU stolen by the hypervisor during the run: " + fmt(stolen, 2) + " s (" +
-       fmt(100 * stolen / (run_seconds * std::thread::hardware_concurrency()), 1) + " % of the cores' time)");
+  const double steal_at_end = machine_steal_seconds();
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  if (steal_at_start >= 0 && steal_at_end >= 0) {  // -1: no /proc/stat
+    const double stolen = steal_at_end - steal_at_start;
+    const double share = stolen / (run_seconds * cores);
+    all["machine"]["cpu_steal_seconds"] = stolen;
+    all["machine"]["cpu_steal_share"] = share;
+    note("CPU stolen by the hypervisor during the run: " + fmt(stolen, 2) + " s (" + fmt(100 * share, 1) +
+         " % of the cores' time)");
+  }
   if (o.json_out.empty()) {
     std::cerr << all.dump(2) << "\n";
   } else {

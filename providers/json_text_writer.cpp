@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <stdexcept>
 
@@ -41,6 +42,7 @@ void append_escaped_byte(std::string& out, unsigned char c) {
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
+  if (text.size() > static_cast<std::size_t>(INT32_MAX)) throw std::length_error("json_text_writer: string over 2 GiB");
   out.push_back('"');
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(text.data());
   const auto length = static_cast<std::int32_t>(text.size());
@@ -72,6 +74,7 @@ void append_json_string(std::string& out, std::string_view text) {
 json_text_writer::json_text_writer(std::string& out) : out_(out) { out_.push_back('{'); }
 
 void json_text_writer::key(std::string_view name) {
+  if (finished_) throw std::logic_error("json_text_writer: written to after finish");
   if (!empty_) out_.push_back(',');
   empty_ = false;
   append_json_string(out_, name);
@@ -137,6 +140,8 @@ void json_text_writer::close(bool keep_when_empty) {
 
 void json_text_writer::finish() {
   if (!levels_.empty()) throw std::logic_error("json_text_writer: finish with an object still open");
+  if (finished_) throw std::logic_error("json_text_writer: finished twice");
+  finished_ = true;
   out_.push_back('}');
 }
 

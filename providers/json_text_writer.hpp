@@ -44,6 +44,7 @@ class json_text_writer {
   std::string& out_;
   std::vector<level> levels_;
   bool empty_ = true;  // nothing written yet into the innermost open object
+  bool finished_ = false;
 };
 
 }  // namespace outbox::providers

@@ -3,6 +3,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -47,18 +48,20 @@ bool is_hashed_ca_directory(const std::string& dir) {
 
 void use_system_trust(SSL_CTX* ctx) {
   const char* file_env = std::getenv(X509_get_default_cert_file_env());
-  if (file_env != nullptr && *file_env != '\0') {
-    if (SSL_CTX_load_verify_file(ctx, file_env) != 1) {
-      throw std::runtime_error(std::string{"cannot load "} + X509_get_default_cert_file_env() + " " + file_env);
-    }
+  const bool file_given = file_env != nullptr && *file_env != '\0';
+  if (file_given && SSL_CTX_load_verify_file(ctx, file_env) != 1) {
+    throw std::runtime_error(std::string{"cannot load "} + X509_get_default_cert_file_env() + "=" + file_env);
   }
+  // Every directory of the list is searched (lazily, so adding them costs nothing).
   const std::string dirs = env_or(X509_get_default_cert_dir_env(), X509_get_default_cert_dir());
-  const std::string first_dir = dirs.substr(0, dirs.find(':'));
-  if (is_hashed_ca_directory(first_dir)) {
-    add_hashed_directories(ctx, dirs);
-    return;
+  add_hashed_directories(ctx, dirs);
+  bool any_hashed = false;
+  for (std::size_t from = 0; from <= dirs.size() && !any_hashed;) {
+    const std::size_t colon = std::min(dirs.find(':', from), dirs.size());
+    any_hashed = is_hashed_ca_directory(dirs.substr(from, colon - from));
+    from = colon + 1;
   }
-  if (file_env != nullptr && *file_env != '\0') return;
+  if (any_hashed || file_given) return;
   // No hashed directory: the bundle, whole, as OpenSSL's defaults would (a missing one is no error).
   const char* bundle = X509_get_default_cert_file();
   std::error_code ec;

@@ -33,7 +33,8 @@ TEST_CASE("json text: strings are escaped as json::dump escapes them") {
 
 TEST_CASE("json text: bytes that are not UTF-8 become U+FFFD, as json::dump's replace handler writes them") {
   for (const std::string& text : {std::string{"Latin-1 caf\xE9"}, std::string{"cut \xE2\x82"},
-                                 std::string{"overlong \xC0\xAF"}, std::string{"lone \x80 byte"}}) {
+                                 std::string{"overlong \xC0\xAF"}, std::string{"lone \x80 byte"},
+                                 std::string{"surrogate \xED\xA0\x80"}, std::string{"above U+10FFFF \xF4\x90\x80\x80"}}) {
     CAPTURE(text);
     const std::string written = as_json_string(text);
     const json back = json::parse(written);  // still valid JSON
@@ -84,4 +85,7 @@ TEST_CASE("json text: an empty object closed with keep_when_empty false leaves n
   w.finish();
   CHECK(out == R"({"a":"1","kept":{}})");
   CHECK_THROWS_AS(w.close(), std::logic_error);
+  CHECK_THROWS_AS(w.field("late", "x"), std::logic_error);  // nothing after the closing brace
+  CHECK_THROWS_AS(w.finish(), std::logic_error);
+  CHECK(out == R"({"a":"1","kept":{}})");
 }

@@ -74,13 +74,16 @@ TEST_CASE("meta entry: an empty custom_data is left out, an empty user_data is k
   meta_destination d;
   d.pixel_id = "1";
   d.access_token = "t";
-  const json payload = json::parse(R"j({"event_time": 1767225600, "action_source": "website",
-                                       "event_source_url": "https://example.com/", "user_agent": "UA"})j");
+  // No user field, and not system_generated (which adds custom_data's event_source).
+  const json payload = json::parse(R"j({"event_time": 1767225600, "action_source": "email"})j");
   const auto c = std::get<canonical_event>(parse_canonical_event(payload));
   dropped_fields dropped;
   const auto entry = meta_event_entry_for(event_of(payload), c, d, dropped);
   const json back = json::parse(entry.text);
   CHECK_FALSE(back.contains("custom_data"));
-  CHECK(back["user_data"] == json{{"client_user_agent", "UA"}});
+  REQUIRE(back.contains("user_data"));
+  CHECK(back["user_data"] == json::object());
+  CHECK(back["action_source"] == "email");
   CHECK(entry.match_keys.empty());
+  CHECK(back == meta_event_json(event_of(payload), c, d));
 }

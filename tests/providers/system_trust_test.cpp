@@ -1,6 +1,6 @@
 // The system trust store (providers/system_trust.hpp) against a real local TLS
-// server: a CA found lazily in a hashed directory, SSL_CERT_FILE, and the
-// bundle fallback that does not know the test CA.
+// server: a CA found lazily in a hashed directory (the first of a list or a
+// later one), a hashed directory without it, and SSL_CERT_FILE.
 #include "providers/system_trust.hpp"
 
 #include <doctest/doctest.h>
@@ -24,12 +24,14 @@ using outbox::providers::https_client_options;
 using outbox::test::test_https_server;
 using namespace outbox::test::https;
 
-// Sets an environment variable for one scope, then puts back what was there.
+// Sets (or, with nullopt, unsets) an environment variable for one scope, then
+// puts back what was there.
 class scoped_env {
  public:
-  scoped_env(const char* name, const std::string& value) : name_(name) {
+  scoped_env(const char* name, const std::optional<std::string>& value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
+    if (value) ::setenv(name, value->c_str(), 1);
+    else ::unsetenv(name);
   }
   ~scoped_env() {
     if (old_) ::setenv(name_, old_->c_str(), 1);
@@ -94,15 +96,25 @@ TEST_CASE("system trust: a directory is hashed when it holds a file named by sub
 TEST_CASE("system trust: a CA in the hashed directory SSL_CERT_DIR names is found when the chain needs it") {
   temp_dir dir;
   pki().trusted.write_cert_pem(dir.path / hashed_name(pki().trusted.cert_pem()));
-  const scoped_env cert_dir{"SSL_CERT_DIR", dir.path.string()};
-  const auto result = send_once();
-  REQUIRE(result.ok());
-  CHECK(result.response->status == 200);
+  const scoped_env no_file{"SSL_CERT_FILE", std::nullopt};
+  SUBCASE("the only directory") {
+    const scoped_env cert_dir{"SSL_CERT_DIR", dir.path.string()};
+    const auto result = send_once();
+    REQUIRE(result.ok());
+    CHECK(result.response->status == 200);
+  }
+  SUBCASE("after a missing directory in the list") {
+    const scoped_env cert_dir{"SSL_CERT_DIR", (dir.path / "missing").string() + ":" + dir.path.string()};
+    const auto result = send_once();
+    REQUIRE(result.ok());
+    CHECK(result.response->status == 200);
+  }
 }
 
 TEST_CASE("system trust: a hashed directory without the chain's CA: the handshake is refused") {
   temp_dir dir;
   pki().untrusted.write_cert_pem(dir.path / hashed_name(pki().untrusted.cert_pem()));  // some other CA
+  const scoped_env no_file{"SSL_CERT_FILE", std::nullopt};
   const scoped_env cert_dir{"SSL_CERT_DIR", dir.path.string()};
   const auto result = send_once();
   CHECK_FALSE(result.ok());
