@@ -90,7 +90,15 @@ json run_ceiling(const options& o) {
   }
   if (o.preload_sent > 0) preload_sent_rows(conn, o.preload_sent, rows.payload);
   (void)conn.exec("VACUUM ANALYZE event_delivery");
+  // The dispatcher's own session settings (dispatcher/db_link.cpp) and its
+  // choice of plan (db/delivery_store.cpp: small settles prepared with a
+  // generic plan, larger ones planned for their size), so that at small
+  // batches this measures what the dispatcher's statements cost.
+  (void)conn.exec("SELECT set_config('plan_cache_mode', 'force_generic_plan', false), "
+                  "set_config('enable_seqscan', 'off', false)");
   conn.prepare("claim", db::sql::claim);
+  conn.prepare("settle", db::sql::settle);
+  constexpr std::size_t settle_prepared_below = 200;
 
   std::mt19937_64 rng{42};
   std::int64_t settled = 0, statements = 0;
@@ -113,7 +121,13 @@ json run_ceiling(const options& o) {
       if (!PQgetisnull(claimed.get(), i, 0)) ids.push_back(value(claimed, i, 0));  // not the next-due row
     }
     if (ids.empty()) break;
-    (void)conn.exec(db::sql::settle, sent_settle(ids, token));
+    if (ids.size() < settle_prepared_below) {
+      (void)conn.exec_prepared("settle", sent_settle(ids, token));
+    } else {
+      (void)conn.exec("SET plan_cache_mode = force_custom_plan");
+      (void)conn.exec(db::sql::settle, sent_settle(ids, token));
+      (void)conn.exec("SET plan_cache_mode = force_generic_plan");
+    }
     ++statements;
     settled += static_cast<std::int64_t>(ids.size());
   }

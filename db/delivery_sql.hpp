@@ -16,7 +16,9 @@ namespace outbox::db::sql {
 // idle claimer needs no statement of its own to learn it. Its subqueries run
 // only then (an InitPlan runs when first needed; the one-time filter comes
 // first), and they skip the rows this statement claimed, which its snapshot
-// still shows as they were.
+// still shows as they were. created_ms goes through date_part (float8), not
+// extract (numeric since PostgreSQL 14): numeric arithmetic for each row
+// bought nothing at millisecond precision.
 inline constexpr const char* claim = R"sql(
 WITH picked AS (
     SELECT id, state = 'sending' AS reclaimed FROM event_delivery
@@ -35,7 +37,7 @@ claimed AS (
     WHERE d.id = picked.id
     RETURNING d.id, d.lead_project_id, d.provider, d.destination, d.event_name, d.idempotency_key,
               d.payload::text AS payload, d.attempts,
-              (extract(epoch FROM d.created_at) * 1000)::bigint AS created_ms, picked.reclaimed)
+              (date_part('epoch', d.created_at) * 1000)::bigint AS created_ms, picked.reclaimed)
 SELECT id, lead_project_id, provider, destination, event_name, idempotency_key, payload, attempts,
        created_ms, reclaimed, NULL::bigint AS next_due_ms
 FROM claimed
@@ -59,7 +61,8 @@ WHERE $7::text IS NULL AND (SELECT count(*) FROM picked) < $4)sql";
 // cost more than its execution); larger ones, and renew, run unnamed, planned
 // for their size: the generic plan of these unnest() joins cannot see the
 // batch size (measured with bench/statement_stats.sh: 154 vs 69 us per row
-// for large batches). The settle connection runs with enable_seqscan = off
+// for large batches). started_at divides as float8, not numeric (exact to the
+// microsecond, cheaper). The settle connection runs with enable_seqscan = off
 // (dispatcher/db_link.cpp), so a generic plan made while the table was tiny
 // still joins on the primary key instead of scanning the table.
 inline constexpr const char* settle = R"sql(
@@ -91,7 +94,7 @@ logged AS (
     INSERT INTO event_delivery_attempt
         (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, response_excerpt,
          lease_owner, note, dropped_fields, match_keys, provider_request_id)
-    SELECT s.id, s.attempt, to_timestamp(s.started_ms / 1000.0), s.duration_ms,
+    SELECT s.id, s.attempt, to_timestamp(s.started_ms / 1000.0::float8), s.duration_ms,
            CASE WHEN s.id IN (SELECT id FROM upd) THEN s.outcome ELSE 'lease_lost' END,
            s.http_status, NULLIF(s.error, ''), NULLIF(s.excerpt, ''), $1, NULLIF(s.note, ''),
            string_to_array(NULLIF(s.dropped, ''), E'\n'), string_to_array(NULLIF(s.match_keys, ''), ','),

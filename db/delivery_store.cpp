@@ -31,15 +31,6 @@ std::string_view state_text(settle_state s) {
   return "pending";
 }
 
-std::string bool_array(const std::vector<bool>& values) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    out += values[i] ? 't' : 'f';
-  }
-  return out + "}";
-}
-
 std::int64_t epoch_ms(sys_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
@@ -107,35 +98,49 @@ std::string joined(const std::vector<std::string>& items, char separator) {
 // The settle's parameters: one array per column, every text cleaned so that no
 // provider message can make PostgreSQL reject the statement.
 params settle_params(std::string owner, std::span<const settlement> batch) {
-  std::vector<std::int64_t> ids, delays, started, durations, attempts, check_after;
-  std::vector<std::string> tokens, states, outcomes, errors, excerpts, notes, dropped, keys, requests;
-  std::vector<std::optional<std::string>> statuses;
-  std::vector<bool> refunds, logged;
+  const std::size_t n = batch.size();
+  array_literal ids(n * 8), tokens(n * 39), states(n * 7), delays(n * 2), refunds(n * 2), attempts(n * 2),
+      started(n * 14), durations(n * 4), outcomes(n * 12), statuses(n * 6), errors(n * 3), excerpts(n * 8),
+      logged(n * 2), notes(n * 3), dropped(n * 3), keys(n * 3), requests(n * 3), check_after(n * 2);
   for (const auto& s : batch) {
-    ids.push_back(s.id);
-    tokens.push_back(s.lease_token);
-    states.emplace_back(state_text(s.state));
-    delays.push_back(s.retry_delay.count());
-    refunds.push_back(s.refund_attempt);
-    attempts.push_back(s.attempt);
-    started.push_back(epoch_ms(s.started_at));
-    durations.push_back(s.duration.count());
-    outcomes.push_back(clean_text(s.outcome, max_outcome_bytes));
-    statuses.push_back(s.http_status ? std::optional(std::to_string(*s.http_status)) : std::nullopt);
-    errors.push_back(clean_text(s.error, max_error_bytes));
-    excerpts.push_back(clean_text(s.response_excerpt, max_excerpt_bytes));
-    logged.push_back(s.log_attempt);
-    notes.push_back(clean_text(s.note, max_error_bytes));
-    dropped.push_back(clean_text(joined(s.dropped_fields, '\n'), max_error_bytes));
-    keys.push_back(clean_text(joined(s.match_keys, ','), max_key_bytes));
-    requests.push_back(clean_text(s.provider_request_id, max_key_bytes));
-    check_after.push_back(s.status_check_after.count());
+    ids.add_int(s.id);
+    tokens.add_text(s.lease_token);
+    states.add_text(state_text(s.state));
+    delays.add_int(s.retry_delay.count());
+    refunds.add_bool(s.refund_attempt);
+    attempts.add_int(s.attempt);
+    started.add_int(epoch_ms(s.started_at));
+    durations.add_int(s.duration.count());
+    outcomes.add_text(clean_text(s.outcome, max_outcome_bytes));
+    s.http_status ? statuses.add_int(*s.http_status) : statuses.add_null();
+    errors.add_text(clean_text(s.error, max_error_bytes));
+    excerpts.add_text(clean_text(s.response_excerpt, max_excerpt_bytes));
+    logged.add_bool(s.log_attempt);
+    notes.add_text(clean_text(s.note, max_error_bytes));
+    dropped.add_text(clean_text(joined(s.dropped_fields, '\n'), max_error_bytes));
+    keys.add_text(clean_text(joined(s.match_keys, ','), max_key_bytes));
+    requests.add_text(clean_text(s.provider_request_id, max_key_bytes));
+    check_after.add_int(s.status_check_after.count());
   }
-  return params{std::move(owner),     int_array(ids),       text_array(tokens),   text_array(states),
-                int_array(delays),    bool_array(refunds),  int_array(attempts),  int_array(started),
-                int_array(durations), text_array(outcomes), text_array(statuses), text_array(errors),
-                text_array(excerpts), bool_array(logged), text_array(notes), text_array(dropped),
-                text_array(keys),     text_array(requests), int_array(check_after)};
+  return params{std::move(owner),
+                std::move(ids).finish(),
+                std::move(tokens).finish(),
+                std::move(states).finish(),
+                std::move(delays).finish(),
+                std::move(refunds).finish(),
+                std::move(attempts).finish(),
+                std::move(started).finish(),
+                std::move(durations).finish(),
+                std::move(outcomes).finish(),
+                std::move(statuses).finish(),
+                std::move(errors).finish(),
+                std::move(excerpts).finish(),
+                std::move(logged).finish(),
+                std::move(notes).finish(),
+                std::move(dropped).finish(),
+                std::move(keys).finish(),
+                std::move(requests).finish(),
+                std::move(check_after).finish()};
 }
 
 // The settle connection plans with generic plans (dispatcher/db_link.cpp); a

@@ -1,51 +1,73 @@
 #include "db/params.hpp"
 
-namespace outbox::db {
-namespace {
+#include <charconv>
+#include <utility>
 
-void append_quoted(std::string& out, std::string_view v) {
-  out += '"';
-  for (char c : v) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  out += '"';
+namespace outbox::db {
+
+array_literal::array_literal(std::size_t reserve_bytes) {
+  text_.reserve(reserve_bytes + 2);
+  text_ += '{';
 }
 
-}  // namespace
+void array_literal::separate() {
+  if (text_.size() > 1) text_ += ',';
+}
+
+void array_literal::add_int(std::int64_t value) {
+  separate();
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  text_.append(digits, end);
+}
+
+void array_literal::add_bool(bool value) {
+  separate();
+  text_ += value ? 't' : 'f';
+}
+
+void array_literal::add_text(std::string_view value) {
+  separate();
+  text_ += '"';
+  for (const char c : value) {
+    if (c == '"' || c == '\\') text_ += '\\';
+    text_ += c;
+  }
+  text_ += '"';
+}
+
+void array_literal::add_null() {
+  separate();
+  text_ += "NULL";
+}
+
+std::string array_literal::finish() && {
+  text_ += '}';
+  return std::move(text_);
+}
 
 std::string int_array(std::span<const std::int64_t> values) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(values[i]);
-  }
-  out += '}';
-  return out;
+  array_literal out(values.size() * 8);
+  for (const std::int64_t v : values) out.add_int(v);
+  return std::move(out).finish();
 }
 
 std::string text_array(std::span<const std::optional<std::string>> values) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    if (values[i]) {
-      append_quoted(out, *values[i]);
-    } else {
-      out += "NULL";
-    }
-  }
-  out += '}';
-  return out;
+  array_literal out(values.size() * 16);
+  for (const auto& v : values) v ? out.add_text(*v) : out.add_null();
+  return std::move(out).finish();
 }
 
 std::string text_array(std::span<const std::string> values) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    append_quoted(out, values[i]);
-  }
-  out += '}';
-  return out;
+  array_literal out(values.size() * 16);
+  for (const auto& v : values) out.add_text(v);
+  return std::move(out).finish();
+}
+
+std::string bool_array(const std::vector<bool>& values) {
+  array_literal out(values.size() * 2);
+  for (const bool v : values) out.add_bool(v);
+  return std::move(out).finish();
 }
 
 }  // namespace outbox::db

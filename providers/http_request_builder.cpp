@@ -4,13 +4,11 @@
 #include <charconv>
 
 #include <boost/asio/ip/address.hpp>
-#include <boost/beast/http/field.hpp>
 
 namespace outbox::providers::detail {
 namespace {
 
 namespace asio = boost::asio;
-namespace http = boost::beast::http;
 using boost::system::error_code;
 
 constexpr std::string_view user_agent = "outbox-dispatcher/0.1";
@@ -125,34 +123,61 @@ namespace {
 
 }  // namespace
 
-std::optional<std::string> build_message(const http_request& req, const target_url& url, request_message& msg) {
+namespace {
+
+// Beast's fields trim optional white space around a value (RFC 7230 OWS).
+[[nodiscard]] std::string_view trimmed_value(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+// Beast stores a field's name and value lengths in 16 bits.
+constexpr std::size_t max_field_part = 65533;
+
+[[nodiscard]] bool is_ours(std::string_view name) {
+  return iequals(name, "host") || iequals(name, "content-length") || iequals(name, "transfer-encoding");
+}
+
+// Beast's prepare_payload(): a Content-Length for a body, and for an empty one
+// only on the methods that expect a body (verbs compare case-sensitively).
+[[nodiscard]] bool sends_content_length(std::string_view method, std::size_t body_size) {
+  return body_size > 0 || method == "POST" || method == "PUT" || method == "OPTIONS";
+}
+
+}  // namespace
+
+std::optional<std::string> build_wire(const http_request& req, const target_url& url, wire_request& out) {
   if (!is_token(req.method)) return "invalid HTTP method";
-  msg.method_string(req.method);
-  msg.target(url.target);
-  msg.version(11);
+  if (req.method == "TRACE" && !req.body.empty()) return "a TRACE request cannot carry a body";
+  bool has_user_agent = false, has_content_type = false;
+  std::size_t fields_size = 0;
   for (const auto& [name, value] : req.headers) {
     if (!is_token(name)) return "invalid header name";
     if (!is_field_value(value)) return "invalid value for header '" + name + "'";
-    // Framing and routing are ours to set; a stale value here would corrupt the exchange.
-    if (iequals(name, "host") || iequals(name, "content-length") || iequals(name, "transfer-encoding")) continue;
-    msg.insert(name, value);
+    if (name.size() > max_field_part || value.size() > max_field_part) return "header '" + name.substr(0, 64) + "' is too long";
+    if (is_ours(name)) continue;
+    has_user_agent = has_user_agent || iequals(name, "user-agent");
+    has_content_type = has_content_type || iequals(name, "content-type");
+    fields_size += name.size() + value.size() + 4;
   }
-  msg.set(http::field::host, url.host_header);
-  if (msg.find(http::field::user_agent) == msg.end()) msg.set(http::field::user_agent, user_agent);
-  if (!req.body.empty() && msg.find(http::field::content_type) == msg.end())
-    msg.set(http::field::content_type, "application/json");
-  msg.body() = req.body;
-  msg.prepare_payload();
+  const std::string length_text = std::to_string(req.body.size());
+  std::string& w = out.bytes;
+  w.clear();
+  w.reserve(req.method.size() + url.target.size() + 12 + fields_size + url.host_header.size() + 8 +
+            user_agent.size() + 14 + 32 + 18 + length_text.size() + 4 + req.body.size());
+  w.append(req.method).append(" ").append(url.target).append(" HTTP/1.1\r\n");
+  for (const auto& [name, value] : req.headers) {
+    if (is_ours(name)) continue;
+    w.append(name).append(": ").append(trimmed_value(value)).append("\r\n");
+  }
+  w.append("Host: ").append(url.host_header).append("\r\n");
+  if (!has_user_agent) w.append("User-Agent: ").append(user_agent).append("\r\n");
+  if (!req.body.empty() && !has_content_type) w.append("Content-Type: application/json\r\n");
+  if (sends_content_length(req.method, req.body.size())) w.append("Content-Length: ").append(length_text).append("\r\n");
+  w.append("\r\n").append(req.body);
+  out.head = req.method == "HEAD";
   return std::nullopt;
-}
-
-std::string wire_bytes(const request_message& msg) {
-  std::string wire;
-  wire.reserve(256 + msg.body().size());
-  wire.append(msg.method_string()).append(" ").append(msg.target()).append(" HTTP/1.1\r\n");
-  for (const auto& field : msg) wire.append(field.name_string()).append(": ").append(field.value()).append("\r\n");
-  wire.append("\r\n").append(msg.body());
-  return wire;
 }
 
 }  // namespace outbox::providers::detail

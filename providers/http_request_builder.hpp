@@ -1,13 +1,10 @@
 #pragma once
-// Turns an http_request into a target and a wire message for the HTTPS
+// Turns an http_request into a target and the request's bytes for the HTTPS
 // client, refusing anything that cannot be sent safely. Pure.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/string_body.hpp>
 
 #include "providers/http_types.hpp"
 
@@ -31,18 +28,24 @@ struct parsed_url {
 // https:// or http:// URLs only; no credentials; the fragment is dropped.
 [[nodiscard]] parsed_url parse_url(std::string_view url);
 
-using request_message = boost::beast::http::request<boost::beast::http::string_body>;
+// A request as it goes on the wire: start line, fields, blank line, body, in
+// one buffer (one TLS write, one send), built once and written as often as
+// the client needs (a resend on a fresh connection reuses it).
+struct wire_request {
+  std::string bytes;
+  bool head = false;  // a HEAD request: its response has no body
+};
 
-// Fills `msg`; returns an error text when the request cannot be sent as given.
-// Host, Content-Length and Transfer-Encoding are ours to set; User-Agent and
-// Content-Type (application/json, with a body) are set unless given.
-[[nodiscard]] std::optional<std::string> build_message(const http_request& req, const target_url& url,
-                                                       request_message& msg);
-
-// The request's bytes on the wire, as Beast's serializer writes them (start
-// line, fields in order, blank line, body): one buffer, so a request is one
-// TLS write and one send, without the serializer's buffer iterators.
-[[nodiscard]] std::string wire_bytes(const request_message& msg);
+// Writes `req` for `url` into `out` the way Beast's serializer writes a
+// request<string_body> after prepare_payload() (tests/providers compare the
+// two byte for byte), without Beast's field list: that cost about ten
+// allocations and two copies of the body per request. Returns an error text
+// when the request cannot be sent as given. Host, Content-Length and
+// Transfer-Encoding are ours to set; User-Agent and Content-Type
+// (application/json, with a body) are set unless given; header values lose
+// their leading and trailing spaces and tabs, as Beast's fields do.
+[[nodiscard]] std::optional<std::string> build_wire(const http_request& req, const target_url& url,
+                                                    wire_request& out);
 
 [[nodiscard]] std::string lowered(std::string_view s);
 [[nodiscard]] bool iequals(std::string_view a, std::string_view b);

@@ -113,15 +113,14 @@ asio::awaitable<error_code> async_read_response(Stream& stream, http_response_re
 }
 
 template <class Stream>
-asio::awaitable<exchange_outcome> async_exchange_on(Stream& stream, connection& conn, const request_message& msg,
+asio::awaitable<exchange_outcome> async_exchange_on(Stream& stream, connection& conn, const wire_request& request,
                                                     const std::string& where, const response_limits& limits,
                                                     clock::time_point deadline) {
   exchange_outcome out;
   const milliseconds budget = left_until(deadline);
   conn.tcp().expires_at(deadline);  // one deadline for write and read together
 
-  const std::string wire = wire_bytes(msg);
-  auto [write_ec, written] = co_await asio::async_write(stream, asio::buffer(wire), use_tuple);
+  auto [write_ec, written] = co_await asio::async_write(stream, asio::buffer(request.bytes), use_tuple);
   out.wrote_bytes = written > 0;
   if (write_ec) {
     out.error = write_failure(write_ec, where, budget);
@@ -130,7 +129,7 @@ asio::awaitable<exchange_outcome> async_exchange_on(Stream& stream, connection& 
   }
   out.wrote_all = true;
 
-  http_response_reader reader{limits, msg.method() == http::verb::head};
+  http_response_reader reader{limits, request.head};
   if (const error_code read_ec = co_await async_read_response(stream, reader)) {
     out.error = read_failure(read_ec, where, budget, limits);
     out.closed_before_response = !reader.got_some() && is_peer_closed(read_ec);
@@ -187,11 +186,11 @@ asio::awaitable<failure> async_handshake(connection& conn, const target_url& url
   co_return failure{};
 }
 
-asio::awaitable<exchange_outcome> async_exchange(connection& conn, const request_message& msg,
+asio::awaitable<exchange_outcome> async_exchange(connection& conn, const wire_request& request,
                                                  const std::string& where, const response_limits& limits,
                                                  clock::time_point deadline) {
-  if (conn.tls) co_return co_await async_exchange_on(conn.stream, conn, msg, where, limits, deadline);
-  co_return co_await async_exchange_on(conn.tcp(), conn, msg, where, limits, deadline);
+  if (conn.tls) co_return co_await async_exchange_on(conn.stream, conn, request, where, limits, deadline);
+  co_return co_await async_exchange_on(conn.tcp(), conn, request, where, limits, deadline);
 }
 
 // One recv with MSG_DONTWAIT: toggling the socket's non-blocking mode around

@@ -71,8 +71,8 @@ struct exchange_outcome {
 [[nodiscard]] boost::asio::awaitable<failure> async_handshake(connection& conn, const target_url& url,
                                                               clock::time_point deadline);
 
-// Writes `msg` and reads its final response through http_response_reader, by `deadline`.
-[[nodiscard]] boost::asio::awaitable<exchange_outcome> async_exchange(connection& conn, const request_message& msg,
+// Writes `request` and reads its final response through http_response_reader, by `deadline`.
+[[nodiscard]] boost::asio::awaitable<exchange_outcome> async_exchange(connection& conn, const wire_request& request,
                                                                       const std::string& where,
                                                                       const response_limits& limits,
                                                                       clock::time_point deadline);

@@ -1,17 +1,39 @@
-// The request bytes the client writes: the same as Beast's own serializer.
+// The request bytes the client writes: the same as Beast's own serializer
+// writes for the message the client used to build (fields in order, then Host,
+// User-Agent and Content-Type unless given, then prepare_payload()).
 #include <sstream>
 #include <string>
 
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <doctest/doctest.h>
 
 #include "providers/http_request_builder.hpp"
 
 using namespace outbox::providers;
+namespace http = boost::beast::http;
 
 namespace {
 
-std::string beast_bytes(const detail::request_message& msg) {
+// What Beast writes for `req`: the reference the wire builder must match.
+std::string beast_bytes(const http_request& req, const detail::target_url& url) {
+  http::request<http::string_body> msg;
+  msg.method_string(req.method);
+  msg.target(url.target);
+  msg.version(11);
+  for (const auto& [name, value] : req.headers) {
+    if (detail::iequals(name, "host") || detail::iequals(name, "content-length") ||
+        detail::iequals(name, "transfer-encoding"))
+      continue;
+    msg.insert(name, value);
+  }
+  msg.set(http::field::host, url.host_header);
+  if (msg.find(http::field::user_agent) == msg.end()) msg.set(http::field::user_agent, "outbox-dispatcher/0.1");
+  if (!req.body.empty() && msg.find(http::field::content_type) == msg.end())
+    msg.set(http::field::content_type, "application/json");
+  msg.body() = req.body;
+  msg.prepare_payload();
   std::ostringstream out;
   out << msg;
   return out.str();
@@ -23,25 +45,76 @@ detail::target_url url_of(const std::string& text) {
   return *parsed.url;
 }
 
+std::string wire_of(const http_request& req) {
+  detail::wire_request out;
+  const auto problem = detail::build_wire(req, url_of(req.url), out);
+  REQUIRE_FALSE(problem.has_value());
+  return out.bytes;
+}
+
+http_request request(std::string method, std::string url, header_list headers = {}, std::string body = {}) {
+  http_request r;
+  r.method = std::move(method);
+  r.url = std::move(url);
+  r.headers = std::move(headers);
+  r.body = std::move(body);
+  return r;
+}
+
 }  // namespace
 
-TEST_CASE("wire_bytes writes a request exactly as Beast's serializer does") {
-  http_request post;
-  post.method = "POST";
-  post.url = "https://api.example.com:8443/v1/events?token=x";
-  post.headers = {{"content-type", "application/json"}, {"webhook-id", "key-1"}, {"X-Extra", "a b"}};
-  post.body = R"({"a":1})";
-  detail::request_message msg;
-  REQUIRE_FALSE(detail::build_message(post, url_of(post.url), msg).has_value());
-  CHECK(detail::wire_bytes(msg) == beast_bytes(msg));
-  CHECK(detail::wire_bytes(msg).starts_with("POST /v1/events?token=x HTTP/1.1\r\n"));
-  CHECK(detail::wire_bytes(msg).ends_with("\r\n\r\n{\"a\":1}"));
+TEST_CASE("build_wire writes a request exactly as Beast's serializer does") {
+  const http_request post = request("POST", "https://api.example.com:8443/v1/events?token=x",
+                                    {{"content-type", "application/json"}, {"webhook-id", "key-1"}, {"X-Extra", "a b"}},
+                                    R"({"a":1})");
+  CHECK(wire_of(post) == beast_bytes(post, url_of(post.url)));
+  CHECK(wire_of(post).starts_with("POST /v1/events?token=x HTTP/1.1\r\n"));
+  CHECK(wire_of(post).ends_with("\r\n\r\n{\"a\":1}"));
 
-  http_request get;
-  get.method = "GET";
-  get.url = "https://api.example.com/status";
-  detail::request_message plain;
-  REQUIRE_FALSE(detail::build_message(get, url_of(get.url), plain).has_value());
-  CHECK(detail::wire_bytes(plain) == beast_bytes(plain));
-  CHECK(detail::wire_bytes(plain).ends_with("\r\n\r\n"));
+  const http_request get = request("GET", "https://api.example.com/status");
+  CHECK(wire_of(get) == beast_bytes(get, url_of(get.url)));
+  CHECK(wire_of(get).ends_with("\r\n\r\n"));
+  CHECK(wire_of(get).find("Content-Length") == std::string::npos);
+
+  SUBCASE("our framing headers replace the caller's, whatever their case") {
+    const http_request r = request("POST", "https://[::1]:9443/x",
+                                   {{"HOST", "evil.example"}, {"Content-Length", "999"}, {"transfer-encoding", "chunked"},
+                                    {"User-Agent", "crm/2"}, {"Content-Type", "text/plain"}},
+                                   "hello");
+    CHECK(wire_of(r) == beast_bytes(r, url_of(r.url)));
+    CHECK(wire_of(r).find("evil") == std::string::npos);
+    CHECK(wire_of(r).find("Host: [::1]:9443\r\n") != std::string::npos);
+    CHECK(wire_of(r).find("Content-Length: 5\r\n") != std::string::npos);
+    CHECK(wire_of(r).find("outbox-dispatcher") == std::string::npos);  // the caller's User-Agent stays
+  }
+  SUBCASE("empty bodies: a Content-Length of 0 only where the method expects a body") {
+    for (const char* method : {"POST", "PUT", "OPTIONS", "DELETE", "HEAD", "PATCH", "post", "TRACE"}) {
+      CAPTURE(method);
+      const http_request r = request(method, "https://h.example/p");
+      CHECK(wire_of(r) == beast_bytes(r, url_of(r.url)));
+    }
+  }
+  SUBCASE("values lose surrounding spaces and tabs, as in Beast's fields; duplicates and empties stay") {
+    const http_request r = request("PATCH", "https://h.example/p?q=1#frag",
+                                   {{"X-A", "  padded\t "}, {"X-A", "second"}, {"X-Empty", ""}, {"X-Blank", " \t "}},
+                                   "{}");
+    CHECK(wire_of(r) == beast_bytes(r, url_of(r.url)));
+    CHECK(wire_of(r).find("X-A: padded\r\nX-A: second\r\n") != std::string::npos);
+  }
+}
+
+TEST_CASE("build_wire refuses what cannot be sent safely, without echoing values") {
+  detail::wire_request out;
+  const auto url = url_of("https://h.example/p");
+  CHECK(detail::build_wire(request("GE T", "https://h.example/p"), url, out) == "invalid HTTP method");
+  CHECK(detail::build_wire(request("POST", "https://h.example/p", {{"bad name", "v"}}), url, out) ==
+        "invalid header name");
+  CHECK(detail::build_wire(request("POST", "https://h.example/p", {{"X-Injected", "a\r\nEvil: 1"}}), url, out) ==
+        "invalid value for header 'X-Injected'");
+  CHECK(detail::build_wire(request("POST", "https://h.example/p", {{"X-Big", std::string(70000, 'v')}}), url, out) ==
+        "header 'X-Big' is too long");
+  CHECK(detail::build_wire(request("TRACE", "https://h.example/p", {}, "body"), url, out) ==
+        "a TRACE request cannot carry a body");
+  CHECK(detail::build_wire(request("HEAD", "https://h.example/p"), url, out) == std::nullopt);
+  CHECK(out.head);
 }
