@@ -18,10 +18,16 @@ namespace outbox::db::sql {
 // first), and they skip the rows this statement claimed, which its snapshot
 // still shows as they were. created_ms goes through date_part (float8), not
 // extract (numeric since PostgreSQL 14): numeric arithmetic for each row
-// bought nothing at millisecond precision.
+// bought nothing at millisecond precision. The UPDATE finds each picked row
+// by the ctid its lock returned (a TID scan) rather than through the primary
+// key again: two buffer reads and about 2 us per row fewer (bench ceiling,
+// alternated). The lock holds that version in place until commit; if a
+// concurrent update made the locked version invisible to this statement's
+// snapshot, the TID scan finds nothing and the row simply waits for the next
+// claim (locked, not updated, not returned: never claimed twice or lost).
 inline constexpr const char* claim = R"sql(
 WITH picked AS (
-    SELECT id, state = 'sending' AS reclaimed FROM event_delivery
+    SELECT id, ctid, state = 'sending' AS reclaimed FROM event_delivery
     WHERE final_state IS NULL AND next_attempt_at <= now()
       AND (state = 'pending' OR (lease_expires_at <= now() AND attempts < $5))
       AND NOT (provider || '/' || destination = ANY($6::text[]))
@@ -34,7 +40,7 @@ claimed AS (
         lease_expires_at = now() + $3::int * interval '1 second',
         attempts = d.attempts + 1
     FROM picked
-    WHERE d.id = picked.id
+    WHERE d.ctid = picked.ctid
     RETURNING d.id, d.lead_project_id, d.provider, d.destination, d.event_name, d.idempotency_key,
               d.payload::text AS payload, d.attempts,
               (date_part('epoch', d.created_at) * 1000)::bigint AS created_ms, picked.reclaimed)
