@@ -24,7 +24,9 @@ namespace outbox::db::sql {
 // alternated). The lock holds that version in place until commit; if a
 // concurrent update made the locked version invisible to this statement's
 // snapshot, the TID scan finds nothing and the row simply waits for the next
-// claim (locked, not updated, not returned: never claimed twice or lost).
+// claim (locked, not updated, not returned: never claimed twice or lost; it
+// still counts as picked, so such a claim may omit its next-due row and the
+// claimer falls back to its poll interval once).
 inline constexpr const char* claim = R"sql(
 WITH picked AS (
     SELECT id, ctid, state = 'sending' AS reclaimed FROM event_delivery

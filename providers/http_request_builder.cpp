@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <vector>
 
 #include <boost/asio/ip/address.hpp>
 
@@ -145,6 +146,23 @@ constexpr std::size_t max_field_part = 65533;
   return body_size > 0 || method == "POST" || method == "PUT" || method == "OPTIONS";
 }
 
+// The caller's fields in the order Beast's insert() keeps them: a repeated
+// name (any case) goes right after the last field of that name, so the
+// values of one field stay together. Ours are left out.
+[[nodiscard]] std::vector<std::size_t> field_order(const header_list& headers) {
+  std::vector<std::size_t> order;
+  order.reserve(headers.size());
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    if (is_ours(headers[i].first)) continue;
+    auto after = order.end();
+    for (auto it = order.begin(); it != order.end(); ++it) {
+      if (iequals(headers[*it].first, headers[i].first)) after = it + 1;
+    }
+    order.insert(after, i);
+  }
+  return order;
+}
+
 }  // namespace
 
 std::optional<std::string> build_wire(const http_request& req, const target_url& url, wire_request& out) {
@@ -155,8 +173,8 @@ std::optional<std::string> build_wire(const http_request& req, const target_url&
   for (const auto& [name, value] : req.headers) {
     if (!is_token(name)) return "invalid header name";
     if (!is_field_value(value)) return "invalid value for header '" + name + "'";
-    if (name.size() > max_field_part || value.size() > max_field_part) return "header '" + name.substr(0, 64) + "' is too long";
     if (is_ours(name)) continue;
+    if (name.size() > max_field_part || value.size() > max_field_part) return "header '" + name.substr(0, 64) + "' is too long";
     has_user_agent = has_user_agent || iequals(name, "user-agent");
     has_content_type = has_content_type || iequals(name, "content-type");
     fields_size += name.size() + value.size() + 4;
@@ -167,8 +185,8 @@ std::optional<std::string> build_wire(const http_request& req, const target_url&
   w.reserve(req.method.size() + url.target.size() + 12 + fields_size + url.host_header.size() + 8 +
             user_agent.size() + 14 + 32 + 18 + length_text.size() + 4 + req.body.size());
   w.append(req.method).append(" ").append(url.target).append(" HTTP/1.1\r\n");
-  for (const auto& [name, value] : req.headers) {
-    if (is_ours(name)) continue;
+  for (const std::size_t i : field_order(req.headers)) {
+    const auto& [name, value] = req.headers[i];
     w.append(name).append(": ").append(trimmed_value(value)).append("\r\n");
   }
   w.append("Host: ").append(url.host_header).append("\r\n");

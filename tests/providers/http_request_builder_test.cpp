@@ -101,6 +101,16 @@ TEST_CASE("build_wire writes a request exactly as Beast's serializer does") {
     CHECK(wire_of(r) == beast_bytes(r, url_of(r.url)));
     CHECK(wire_of(r).find("X-A: padded\r\nX-A: second\r\n") != std::string::npos);
   }
+  SUBCASE("a repeated name joins the earlier field of that name, as Beast's insert() keeps them") {
+    const http_request r = request("POST", "https://h.example/p", {{"X-A", "1"}, {"X-B", "2"}, {"x-a", "3"}, {"X-C", "4"}},
+                                   "{}");
+    CHECK(wire_of(r) == beast_bytes(r, url_of(r.url)));
+    CHECK(wire_of(r).find("X-A: 1\r\nx-a: 3\r\nX-B: 2\r\nX-C: 4\r\n") != std::string::npos);
+  }
+  SUBCASE("an over-long value in a header we replace anyway is no reason to refuse") {
+    const http_request r = request("POST", "https://h.example/p", {{"Host", std::string(70000, 'h')}}, "{}");
+    CHECK(wire_of(r) == beast_bytes(r, url_of(r.url)));
+  }
 }
 
 TEST_CASE("build_wire refuses what cannot be sent safely, without echoing values") {
