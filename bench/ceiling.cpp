@@ -98,7 +98,6 @@ json run_ceiling(const options& o) {
                   "set_config('enable_seqscan', 'off', false)");
   conn.prepare("claim", db::sql::claim);
   conn.prepare("settle", db::sql::settle);
-  constexpr std::size_t settle_prepared_below = 200;
 
   std::mt19937_64 rng{42};
   std::int64_t settled = 0, statements = 0;
@@ -121,7 +120,7 @@ json run_ceiling(const options& o) {
       if (!PQgetisnull(claimed.get(), i, 0)) ids.push_back(value(claimed, i, 0));  // not the next-due row
     }
     if (ids.empty()) break;
-    if (ids.size() < settle_prepared_below) {
+    if (ids.size() < db::sql::settle_prepared_below) {
       (void)conn.exec_prepared("settle", sent_settle(ids, token));
     } else {
       (void)conn.exec("SET plan_cache_mode = force_custom_plan");

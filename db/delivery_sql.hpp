@@ -1,6 +1,9 @@
 #pragma once
-// The engine's statements against event_delivery, by name. Included only by
-// db/delivery_store.cpp; kept apart so the C++ around them stays short.
+// The engine's statements against event_delivery, by name, for
+// db/delivery_store.cpp (and bench/ceiling.cpp, which runs them without a
+// dispatcher); kept apart so the C++ around them stays short.
+
+#include <cstddef>
 
 namespace outbox::db::sql {
 
@@ -73,6 +76,8 @@ WHERE $7::text IS NULL AND (SELECT count(*) FROM picked) < $4)sql";
 // microsecond, cheaper). The settle connection runs with enable_seqscan = off
 // (dispatcher/db_link.cpp), so a generic plan made while the table was tiny
 // still joins on the primary key instead of scanning the table.
+inline constexpr std::size_t settle_prepared_below = 200;  // rows
+
 inline constexpr const char* settle = R"sql(
 WITH s AS (
     SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::text[], $5::bigint[], $6::boolean[], $7::int[],

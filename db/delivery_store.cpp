@@ -14,7 +14,6 @@ constexpr std::size_t max_error_bytes = 2000;
 constexpr std::size_t max_excerpt_bytes = 2000;
 constexpr std::size_t max_outcome_bytes = 64;
 constexpr std::size_t max_key_bytes = 512;  // match keys, request ids
-constexpr std::size_t settle_prepared_below = 200;  // rows; see settle()
 constexpr const char* plan_mode_sql = "SELECT set_config('plan_cache_mode', $1, false)";
 
 std::string_view state_text(settle_state s) {
@@ -163,7 +162,7 @@ asio::awaitable<settle_report> settle(connection& conn, std::string owner, std::
   // a few rows. Large batches are planned for their size (custom plan).
   // (No co_await inside a conditional expression: GCC 12 miscompiles it.)
   result r;
-  if (batch.size() < settle_prepared_below) {
+  if (batch.size() < sql::settle_prepared_below) {
     r = co_await conn.async_query_prepared("outbox_settle_v3", sql::settle, settle_params(std::move(owner), batch),
                                            statement_timeout);
   } else {

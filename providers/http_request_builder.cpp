@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <vector>
 
 #include <boost/asio/ip/address.hpp>
 
@@ -146,21 +145,24 @@ constexpr std::size_t max_field_part = 65533;
   return body_size > 0 || method == "POST" || method == "PUT" || method == "OPTIONS";
 }
 
-// The caller's fields in the order Beast's insert() keeps them: a repeated
-// name (any case) goes right after the last field of that name, so the
-// values of one field stay together. Ours are left out.
-[[nodiscard]] std::vector<std::size_t> field_order(const header_list& headers) {
-  std::vector<std::size_t> order;
-  order.reserve(headers.size());
-  for (std::size_t i = 0; i < headers.size(); ++i) {
-    if (is_ours(headers[i].first)) continue;
-    auto after = order.end();
-    for (auto it = order.begin(); it != order.end(); ++it) {
-      if (iequals(headers[*it].first, headers[i].first)) after = it + 1;
-    }
-    order.insert(after, i);
+[[nodiscard]] bool named_earlier(const header_list& headers, std::size_t i) {
+  for (std::size_t j = 0; j < i; ++j) {
+    if (iequals(headers[j].first, headers[i].first)) return true;
   }
-  return order;
+  return false;
+}
+
+// The caller's fields in the order Beast's insert() keeps them: each name (any
+// case) where it first appears, with every later field of that name right
+// after it. Ours are left out. No allocation: a request has a handful.
+void append_fields(std::string& w, const header_list& headers) {
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    if (is_ours(headers[i].first) || named_earlier(headers, i)) continue;
+    for (std::size_t k = i; k < headers.size(); ++k) {
+      const auto& [name, value] = headers[k];
+      if (k == i || iequals(name, headers[i].first)) w.append(name).append(": ").append(trimmed_value(value)).append("\r\n");
+    }
+  }
 }
 
 }  // namespace
@@ -182,13 +184,11 @@ std::optional<std::string> build_wire(const http_request& req, const target_url&
   const std::string length_text = std::to_string(req.body.size());
   std::string& w = out.bytes;
   w.clear();
-  w.reserve(req.method.size() + url.target.size() + 12 + fields_size + url.host_header.size() + 8 +
-            user_agent.size() + 14 + 32 + 18 + length_text.size() + 4 + req.body.size());
+  constexpr std::size_t our_fields_room = 160;  // Host's name, User-Agent, Content-Type, Content-Length, CRLFs
+  w.reserve(req.method.size() + url.target.size() + fields_size + url.host_header.size() + our_fields_room +
+            req.body.size());
   w.append(req.method).append(" ").append(url.target).append(" HTTP/1.1\r\n");
-  for (const std::size_t i : field_order(req.headers)) {
-    const auto& [name, value] = req.headers[i];
-    w.append(name).append(": ").append(trimmed_value(value)).append("\r\n");
-  }
+  append_fields(w, req.headers);
   w.append("Host: ").append(url.host_header).append("\r\n");
   if (!has_user_agent) w.append("User-Agent: ").append(user_agent).append("\r\n");
   if (!req.body.empty() && !has_content_type) w.append("Content-Type: application/json\r\n");

@@ -113,21 +113,21 @@ asio::awaitable<http_result> https_client::impl::async_send(http_request req) {
   const std::shared_ptr<const detail::target_url> target = target_for(req.url, url_error);
   if (!target) co_return fail({transport_error::bad_url, std::move(url_error)});
   const detail::target_url& url = *target;
-  detail::wire_request msg;
-  if (auto problem = detail::build_wire(req, url, msg)) co_return fail({transport_error::bad_url, std::move(*problem)});
+  detail::wire_request wire;
+  if (auto problem = detail::build_wire(req, url, wire)) co_return fail({transport_error::bad_url, std::move(*problem)});
   req.body.clear();
-  req.body.shrink_to_fit();  // the bytes are in `msg` now; a large batch needs no second copy in flight
+  req.body.shrink_to_fit();  // the bytes are in `wire` now; a large batch needs no second copy in flight
 
   connection_ptr conn = pool_.take(url.origin);
   const bool reused = conn != nullptr;
-  detail::exchange_outcome out = co_await async_attempt(conn, url, msg, deadline);
+  detail::exchange_outcome out = co_await async_attempt(conn, url, wire, deadline);
   // The server may close a kept-alive connection just as we reuse it.
   // Resending is fine only when no response byte arrived; anything else is reported.
   if (reused && out.closed_before_response) {
     const bool first_wrote_all = out.wrote_all;
     result.maybe_delivered = out.wrote_bytes;
     conn.reset();
-    out = co_await async_attempt(conn, url, msg, deadline);
+    out = co_await async_attempt(conn, url, wire, deadline);
     result.resent_on_fresh_connection = first_wrote_all && out.wrote_bytes;
   }
   result.maybe_delivered = result.maybe_delivered || out.wrote_bytes;
@@ -157,7 +157,7 @@ std::shared_ptr<const detail::target_url> https_client::impl::target_for(const s
 // One exchange, on `conn` or, when it is null, on a connection opened now.
 asio::awaitable<detail::exchange_outcome> https_client::impl::async_attempt(connection_ptr& conn,
                                                                             const detail::target_url& url,
-                                                                            const detail::wire_request& msg,
+                                                                            const detail::wire_request& wire,
                                                                             clock::time_point deadline) {
   if (!conn) {
     detail::opened fresh = co_await async_open(url, deadline);
@@ -169,7 +169,7 @@ asio::awaitable<detail::exchange_outcome> https_client::impl::async_attempt(conn
     conn = std::move(fresh.conn);
   }
   const auto exchange_deadline = std::min(clock::now() + opts_.request_timeout, deadline);
-  co_return co_await detail::async_exchange(*conn, msg, url.host_header, limits_, exchange_deadline);
+  co_return co_await detail::async_exchange(*conn, wire, url.host_header, limits_, exchange_deadline);
 }
 
 asio::awaitable<addresses_or_failure> https_client::impl::async_addresses(const detail::target_url& url,
