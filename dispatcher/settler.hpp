@@ -9,7 +9,8 @@
 //  - a batch the server rejects for a data reason is split until the bad row is
 //    alone; that row is settled with a plain message, and the rest go on;
 //  - after an idle spell, outcomes gather for OUTBOX_SETTLE_WINDOW_MS (or until
-//    64 wait) so that a trickle shares statements and commits.
+//    64 wait, or until no request is still out) so that a trickle shares
+//    statements and commits.
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -45,6 +46,7 @@ class settler {
   boost::asio::awaitable<flush_result> async_flush(db::connection& conn, std::vector<db::settlement> batch);
   boost::asio::awaitable<flush_result> async_flush_alone(db::connection& conn, db::settlement s);
   [[nodiscard]] std::vector<db::settlement> next_batch();
+  [[nodiscard]] bool requests_out() const;
   void apply(std::span<const db::settlement> batch, const db::settle_report& report);
   void finish(const db::settlement& s);
   void record(const db::settlement& s);

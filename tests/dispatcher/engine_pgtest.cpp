@@ -269,6 +269,25 @@ TEST_CASE("outcomes that arrive within the settle window share one settle statem
   CHECK(settle_statements_for_spread_answers("0") == 4);  // each recorded as it comes
 }
 
+TEST_CASE("the settle window does not hold rows once no request is out") {
+  // One row in flight at a time: each claim waits for the previous row's
+  // settle. A settle that waited out its 1 s window with no request left to
+  // answer would make three rows take over 3 s.
+  engine_harness h([](auto& env) {
+    env["OUTBOX_SETTLE_WINDOW_MS"] = "1000";
+    env["OUTBOX_MAX_IN_FLIGHT"] = "1";
+  });
+  h.start();
+  const auto started = std::chrono::steady_clock::now();
+  h.db.query("SELECT enqueue_event_delivery(g, 'webhook', 'Lead', '{}') FROM generate_series(201, 203) g");
+  REQUIRE(eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 3; },
+                     15s));
+  CHECK(std::chrono::steady_clock::now() - started < 2s);
+  h.stop();
+  CHECK(h.server.request_count() == 3);
+  CHECK(h.db.scalar("SELECT count(DISTINCT sent_at) FROM event_delivery") == 3);  // one settle per row
+}
+
 TEST_CASE("a trickle of events costs one claim each: a settle with room to spare does not wake the claimer") {
   // Polling is out of the way, so each claim comes from a notification, a settle or a retry.
   engine_harness h([](auto& env) { env["OUTBOX_POLL_INTERVAL_MS"] = "60000"; });
