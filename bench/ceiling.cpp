@@ -94,8 +94,7 @@ json run_ceiling(const options& o) {
   // choice of plan (db/delivery_store.cpp: small settles prepared with a
   // generic plan, larger ones planned for their size), so that at small
   // batches this measures what the dispatcher's statements cost.
-  (void)conn.exec("SELECT set_config('plan_cache_mode', 'force_generic_plan', false), "
-                  "set_config('enable_seqscan', 'off', false)");
+  (void)conn.exec(db::sql::engine_session_settings);
   conn.prepare("claim", db::sql::claim);
   conn.prepare("settle", db::sql::settle);
 

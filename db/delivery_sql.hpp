@@ -7,6 +7,13 @@
 
 namespace outbox::db::sql {
 
+// The session of the claim and settle connections (dispatcher/db_link.cpp;
+// bench/ceiling.cpp runs the same): cached generic plans all day, and never a
+// sequential scan from a plan cached while the table was tiny.
+inline constexpr const char* engine_session_settings =
+    "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), "
+    "set_config('enable_seqscan', 'off', false)";
+
 // Due pending rows and rows whose lease expired (recovery never waits for the
 // sweeper), in schedule order, from one partial index (sql/0007): rows in
 // sending keep the next_attempt_at they were due at, so an expired lease is

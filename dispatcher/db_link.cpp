@@ -1,5 +1,7 @@
 #include "dispatcher/db_link.hpp"
 
+#include "db/delivery_sql.hpp"
+
 namespace outbox {
 namespace {
 
@@ -19,15 +21,7 @@ constexpr auto server_statement_timeout = 30s;
 // enable_seqscan = off keeps it on the indexes every statement of these
 // connections has.
 const char* session_settings(const std::string& role) {
-  if (role == "claim") {
-    return "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), "
-           "set_config('enable_seqscan', 'off', false)";
-  }
-  if (role == "settle") {
-    return "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), "
-           "set_config('enable_seqscan', 'off', false)";
-  }
-  return nullptr;
+  return role == "claim" || role == "settle" ? db::sql::engine_session_settings : nullptr;
 }
 
 }  // namespace
