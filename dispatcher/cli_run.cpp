@@ -14,6 +14,7 @@
 
 #include "db/connection.hpp"
 #include "db/migrations.hpp"
+#include "dispatcher/allocator_tuning.hpp"
 #include "dispatcher/cli.hpp"
 #include "dispatcher/config.hpp"
 #include "dispatcher/engine.hpp"
@@ -199,6 +200,7 @@ int run_command(std::span<const std::string> args) {
     (void)providers::normalize_pii(providers::pii_field::state, "California", {"", "us"});
   }
   if (!preflight(io, signals, cfg, migrate, log)) return exit_ok;
+  keep_freed_memory_for_reuse();
   return run_engine(io, signals, cfg, log);
 }
 

@@ -167,7 +167,7 @@ void append_fields(std::string& w, const header_list& headers) {
 
 }  // namespace
 
-std::optional<std::string> build_wire(const http_request& req, const target_url& url, wire_request& out) {
+std::optional<std::string> build_wire(http_request& req, const target_url& url, wire_request& out) {
   if (!is_token(req.method)) return "invalid HTTP method";
   if (req.method == "TRACE" && !req.body.empty()) return "a TRACE request cannot carry a body";
   bool has_user_agent = false, has_content_type = false;
@@ -184,16 +184,24 @@ std::optional<std::string> build_wire(const http_request& req, const target_url&
   const std::string length_text = std::to_string(req.body.size());
   std::string& w = out.bytes;
   w.clear();
+  const bool body_apart = req.body.size() > wire_body_copy_limit;
   constexpr std::size_t our_fields_room = 160;  // Host's name, User-Agent, Content-Type, Content-Length, CRLFs
   w.reserve(req.method.size() + url.target.size() + fields_size + url.host_header.size() + our_fields_room +
-            req.body.size());
+            (body_apart ? 0 : req.body.size()));
   w.append(req.method).append(" ").append(url.target).append(" HTTP/1.1\r\n");
   append_fields(w, req.headers);
   w.append("Host: ").append(url.host_header).append("\r\n");
   if (!has_user_agent) w.append("User-Agent: ").append(user_agent).append("\r\n");
   if (!req.body.empty() && !has_content_type) w.append("Content-Type: application/json\r\n");
   if (sends_content_length(req.method, req.body.size())) w.append("Content-Length: ").append(length_text).append("\r\n");
-  w.append("\r\n").append(req.body);
+  w.append("\r\n");
+  if (body_apart) {
+    out.large_body = std::move(req.body);
+    req.body.clear();
+  } else {
+    w.append(req.body);
+    out.large_body.clear();
+  }
   out.head = req.method == "HEAD";
   return std::nullopt;
 }

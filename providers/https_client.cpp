@@ -116,7 +116,7 @@ asio::awaitable<http_result> https_client::impl::async_send(http_request req) {
   detail::wire_request wire;
   if (auto problem = detail::build_wire(req, url, wire)) co_return fail({transport_error::bad_url, std::move(*problem)});
   req.body.clear();
-  req.body.shrink_to_fit();  // the bytes are in `wire` now; a large batch needs no second copy in flight
+  req.body.shrink_to_fit();  // the bytes are in `wire` now
 
   connection_ptr conn = pool_.take(url.origin);
   const bool reused = conn != nullptr;

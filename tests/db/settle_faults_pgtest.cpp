@@ -103,6 +103,29 @@ TEST_CASE("a settle sent again after its answer was lost is recognised: no secon
   CHECK(d.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'lease_lost'") == 0);
 }
 
+// The statement looks for earlier settles only among the rows it did not change itself.
+TEST_CASE("a settle that mixes an already recorded row with new ones applies the new ones and reports the old") {
+  outbox::test::scratch_database d;
+  enqueue(d, 3);
+  const auto report = outbox::test::run_async([&](auto ex) -> asio::awaitable<db::settle_report> {
+    auto c = co_await connection::async_connect(ex, d.conninfo(), 5s);
+    auto rows = must(co_await db::async_claim(c, claim_req("a", 3)));
+    const std::vector<db::settlement> first{outcome_for(rows[0], db::settle_state::sent, "")};
+    (void)must(co_await db::async_settle(c, "a", first));
+    const std::vector<db::settlement> mixed{outcome_for(rows[1], db::settle_state::sent, ""),
+                                            outcome_for(rows[0], db::settle_state::sent, ""),
+                                            outcome_for(rows[2], db::settle_state::dead, "HTTP 400")};
+    co_return must(co_await db::async_settle(c, "a", mixed));
+  });
+  CHECK(report.applied.size() == 2);
+  REQUIRE(report.already_applied.size() == 1);
+  CHECK(d.scalar("SELECT count(*) FROM event_delivery WHERE id = " + std::to_string(report.already_applied[0]) +
+                 " AND state = 'sent'") == 1);
+  CHECK(d.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 2);
+  CHECK(d.scalar("SELECT count(*) FROM event_delivery_attempt") == 3);  // one per attempt, none twice
+  CHECK(d.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'lease_lost'") == 0);
+}
+
 TEST_CASE("rows of a claim whose answer was lost are released by owner and unknown token, at once") {
   outbox::test::scratch_database d;
   enqueue(d, 3);

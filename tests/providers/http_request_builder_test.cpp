@@ -45,11 +45,12 @@ detail::target_url url_of(const std::string& text) {
   return *parsed.url;
 }
 
-std::string wire_of(const http_request& req) {
+// Everything the client writes, in order: the fields' buffer, then a large body's own.
+std::string wire_of(http_request req) {
   detail::wire_request out;
   const auto problem = detail::build_wire(req, url_of(req.url), out);
   REQUIRE_FALSE(problem.has_value());
-  return out.bytes;
+  return out.bytes + out.large_body;
 }
 
 http_request request(std::string method, std::string url, header_list headers = {}, std::string body = {}) {
@@ -59,6 +60,11 @@ http_request request(std::string method, std::string url, header_list headers = 
   r.headers = std::move(headers);
   r.body = std::move(body);
   return r;
+}
+
+// build_wire of a request built in place (it may take the request's body).
+std::optional<std::string> build_wire(http_request req, const detail::target_url& url, detail::wire_request& out) {
+  return detail::build_wire(req, url, out);
 }
 
 }  // namespace
@@ -107,6 +113,25 @@ TEST_CASE("build_wire writes a request exactly as Beast's serializer does") {
     CHECK(wire_of(r) == beast_bytes(r, url_of(r.url)));
     CHECK(wire_of(r).find("X-A: 1\r\nx-a: 3\r\nX-B: 2\r\nX-C: 4\r\n") != std::string::npos);
   }
+  SUBCASE("a large body keeps its own buffer, moved from the request; a small one follows the fields") {
+    const std::string batch(detail::wire_body_copy_limit + 1, 'x');
+    http_request large = request("POST", "https://h.example/p", {}, batch);
+    const std::string expected = beast_bytes(large, url_of(large.url));
+    const char* const body_storage = large.body.data();
+    detail::wire_request out;
+    REQUIRE_FALSE(detail::build_wire(large, url_of(large.url), out).has_value());
+    CHECK(out.large_body == batch);
+    CHECK(out.large_body.data() == body_storage);  // moved, not copied
+    CHECK(large.body.empty());
+    CHECK(out.bytes.ends_with("Content-Length: " + std::to_string(batch.size()) + "\r\n\r\n"));
+    CHECK(out.bytes + out.large_body == expected);
+    CHECK(out.size() == expected.size());
+
+    http_request small = request("POST", "https://h.example/p", {}, std::string(detail::wire_body_copy_limit, 'y'));
+    REQUIRE_FALSE(detail::build_wire(small, url_of(small.url), out).has_value());
+    CHECK(out.large_body.empty());  // a wire reused for a small request holds nothing of the last one
+    CHECK(out.bytes == beast_bytes(small, url_of(small.url)));
+  }
   SUBCASE("an over-long value in a header we replace anyway is no reason to refuse") {
     const http_request r = request("POST", "https://h.example/p", {{"Host", std::string(70000, 'h')}}, "{}");
     CHECK(wire_of(r) == beast_bytes(r, url_of(r.url)));
@@ -116,15 +141,15 @@ TEST_CASE("build_wire writes a request exactly as Beast's serializer does") {
 TEST_CASE("build_wire refuses what cannot be sent safely, without echoing values") {
   detail::wire_request out;
   const auto url = url_of("https://h.example/p");
-  CHECK(detail::build_wire(request("GE T", "https://h.example/p"), url, out) == "invalid HTTP method");
-  CHECK(detail::build_wire(request("POST", "https://h.example/p", {{"bad name", "v"}}), url, out) ==
+  CHECK(build_wire(request("GE T", "https://h.example/p"), url, out) == "invalid HTTP method");
+  CHECK(build_wire(request("POST", "https://h.example/p", {{"bad name", "v"}}), url, out) ==
         "invalid header name");
-  CHECK(detail::build_wire(request("POST", "https://h.example/p", {{"X-Injected", "a\r\nEvil: 1"}}), url, out) ==
+  CHECK(build_wire(request("POST", "https://h.example/p", {{"X-Injected", "a\r\nEvil: 1"}}), url, out) ==
         "invalid value for header 'X-Injected'");
-  CHECK(detail::build_wire(request("POST", "https://h.example/p", {{"X-Big", std::string(70000, 'v')}}), url, out) ==
+  CHECK(build_wire(request("POST", "https://h.example/p", {{"X-Big", std::string(70000, 'v')}}), url, out) ==
         "header 'X-Big' is too long");
-  CHECK(detail::build_wire(request("TRACE", "https://h.example/p", {}, "body"), url, out) ==
+  CHECK(build_wire(request("TRACE", "https://h.example/p", {}, "body"), url, out) ==
         "a TRACE request cannot carry a body");
-  CHECK(detail::build_wire(request("HEAD", "https://h.example/p"), url, out) == std::nullopt);
+  CHECK(build_wire(request("HEAD", "https://h.example/p"), url, out) == std::nullopt);
   CHECK(out.head);
 }

@@ -192,6 +192,36 @@ TEST_CASE("a reused connection closed before any response byte is retried once o
   CHECK(server.accepted_connections() == 2);
 }
 
+// A batch body is written from its own buffer behind the fields (wire_request::large_body).
+TEST_CASE("a large body arrives whole over TLS and plain TCP, also when resent on a fresh connection") {
+  std::string body = R"({"data":[)";
+  for (int i = 0; body.size() < 300 * 1024; ++i) {
+    body += (i == 0 ? R"({"event_id":")" : R"(,{"event_id":")") + std::to_string(i) + R"("})";
+  }
+  body += "]}";
+  for (const bool tls : {true, false}) {
+    CAPTURE(tls);
+    asio::io_context io;
+    test_https_server server{io.get_executor(), tls ? trusted_tls() : test_server_options{}};
+    server.script({response_plan::reply(200), response_plan::close_without_response(), response_plan::reply(200)});
+    https_client client{io.get_executor(), client_options()};
+    http_request req = post(server.url("/batch"));
+    req.body = body;
+
+    REQUIRE(run_on(io, client.async_send(req)).ok());
+    const auto second = run_on(io, client.async_send(req));  // dropped on the reused connection, resent
+
+    REQUIRE(second.ok());
+    CHECK(second.resent_on_fresh_connection);
+    const auto seen = server.requests();
+    REQUIRE(seen.size() == 3);
+    for (const auto& r : seen) {
+      CHECK(r.body == body);
+      CHECK(r.header("content-length") == std::to_string(body.size()));
+    }
+  }
+}
+
 TEST_CASE("a fresh connection closed without a response is reported, not retried") {
   asio::io_context io;
   test_https_server server{io.get_executor(), trusted_tls()};

@@ -1,0 +1,23 @@
+#include "dispatcher/allocator_tuning.hpp"
+
+#include <doctest/doctest.h>
+
+#include <malloc.h>
+
+#include <cstdlib>
+
+// AddressSanitizer brings its own allocator; these are glibc's settings.
+#if !defined(__SANITIZE_ADDRESS__)
+TEST_CASE("after keep_freed_memory_for_reuse a block as large as a batch comes from the heap, not a fresh mapping") {
+  // glibc's default maps anything this large on its own (its dynamic threshold stops at 32 MB).
+  constexpr std::size_t block = 16 * 1024 * 1024;
+  outbox::keep_freed_memory_for_reuse();
+  const auto mapped_before = mallinfo2().hblks;
+  void* p = std::malloc(block);
+  REQUIRE(p != nullptr);
+  CHECK(mallinfo2().hblks == mapped_before);
+  std::free(p);
+  // Freed, the block stays with the process for the next batch instead of going back to the kernel.
+  CHECK(mallinfo2().fordblks >= block);
+}
+#endif
