@@ -39,8 +39,6 @@ struct wire_request {
   std::string bytes;       // start line and fields, and the body when small
   std::string large_body;  // empty unless the body is large; written after `bytes`
   bool head = false;       // a HEAD request: its response has no body
-
-  [[nodiscard]] std::size_t size() const { return bytes.size() + large_body.size(); }
 };
 
 // Bodies above this size are not copied behind the fields (one TLS record holds 16 kB).

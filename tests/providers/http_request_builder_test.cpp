@@ -125,7 +125,6 @@ TEST_CASE("build_wire writes a request exactly as Beast's serializer does") {
     CHECK(large.body.empty());
     CHECK(out.bytes.ends_with("Content-Length: " + std::to_string(batch.size()) + "\r\n\r\n"));
     CHECK(out.bytes + out.large_body == expected);
-    CHECK(out.size() == expected.size());
 
     http_request small = request("POST", "https://h.example/p", {}, std::string(detail::wire_body_copy_limit, 'y'));
     REQUIRE_FALSE(detail::build_wire(small, url_of(small.url), out).has_value());
