@@ -153,6 +153,7 @@ TEST_CASE("google_data_manager reconciliation: PARTIAL_SUCCESS and FAILURE keep 
   h.start();
   for (const auto id : rows) REQUIRE(h.wait_state(id, "sent"));
   const auto ids = google.statuses().request_ids();
+  if (ids.size() != 3) MESSAGE(h.logs());
   REQUIRE(ids.size() == 3);  // batches of two
   for (const auto& id : ids) REQUIRE(eventually([&] { return request_of(h, id).status == "PROCESSING"; }, final_deadline));
 
