@@ -147,7 +147,10 @@ TEST_CASE("google_ads: a mixed batch gets one outcome per row from partialFailur
 TEST_CASE("google_ads: short-lived tokens are refreshed one at a time, and a refused token is replaced") {
   outbox::test::test_ca ca;
   fake_google_options opts;
-  opts.token_lifetime = 2s;    // the token source refreshes these after about 1 s
+  // The token source refreshes these after about 2 s. Long enough that the wave after the
+  // revocation below (under ASan on a slow VM a wave can take a second) still uses the
+  // revoked token instead of refreshing on schedule first.
+  opts.token_lifetime = 4s;
   opts.token_delay = 150ms;    // wide enough for concurrent requests to pile up behind a refresh
   fake_google google(ca, opts);
   engine_harness h([&](auto& env) {
@@ -167,9 +170,9 @@ TEST_CASE("google_ads: short-lived tokens are refreshed one at a time, and a ref
     for (const auto id : rows) REQUIRE(h.wait_state(id, "sent"));
   };
   wave();
-  std::this_thread::sleep_for(1300ms);  // past the half-life: the next wave needs a fresh token
+  std::this_thread::sleep_for(2300ms);  // past the half-life: the next wave needs a fresh token
   wave();
-  std::this_thread::sleep_for(1300ms);
+  std::this_thread::sleep_for(2300ms);
   wave();
   const int before_revocation = google.refreshes();
   CHECK(before_revocation >= 3);
