@@ -10,10 +10,11 @@ RUN bash scripts/setup.sh --build-only
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DOUTBOX_BUILD_TESTS=OFF \
  && cmake --build /build -j"$(nproc)" --target dispatcher \
- && strip /build/dispatcher
+ && strip /build/dispatcher /build/dispatcher-user-data.so
 
 FROM debian:12-slim
-# libicu72, libphonenumber8, libprotobuf32: user data normalization (docs/normalization.md).
+# libicu72, libphonenumber8, libprotobuf32: user data normalization (docs/normalization.md);
+# the last two and ICU's i18n part only by the user data module.
 # The ISO 3166 tables are compiled in: iso-codes is a build dependency only.
 # curl: the HEALTHCHECK below. ca-certificates: the system trust store for HTTPS.
 RUN apt-get update \
@@ -23,6 +24,9 @@ RUN apt-get update \
  && groupadd --system --gid 10001 dispatcher \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin dispatcher
 COPY --from=build /build/dispatcher /usr/local/bin/dispatcher
+# Phone numbers and Unicode matching (libphonenumber, ICU's transliterator),
+# loaded only when a destination hashes user data (docs/deployment.md).
+COPY --from=build /build/dispatcher-user-data.so /usr/local/lib/dispatcher/dispatcher-user-data.so
 # Numeric, so Kubernetes can verify runAsNonRoot without reading /etc/passwd
 # (a name is refused: "image has non-numeric user ... cannot verify user is non-root").
 USER 10001:10001

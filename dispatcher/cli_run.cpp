@@ -18,8 +18,8 @@
 #include "dispatcher/cli.hpp"
 #include "dispatcher/config.hpp"
 #include "dispatcher/engine.hpp"
-#include "providers/user_data.hpp"
 #include "dispatcher/metrics_server.hpp"
+#include "providers/user_data_module.hpp"
 
 namespace outbox::cli {
 namespace {
@@ -176,6 +176,22 @@ int run_engine(asio::io_context& io, asio::signal_set& signals, const config& cf
   return forced ? exit_failure : exit_ok;
 }
 
+// Loads the user data module (phone numbers, Unicode matching: about 3 MB) before
+// the event loop runs, and only when a destination hashes user data (a webhook
+// never does). False, with the places looked in printed, when it is missing.
+bool load_user_data_if_hashed(const config& cfg) {
+  const bool hashes_user_data = std::any_of(cfg.destinations.begin(), cfg.destinations.end(),
+                                            [](const destination_config& d) { return d.provider != "webhook"; });
+  if (!hashes_user_data) return true;
+  try {
+    providers::load_user_data_module();
+    return true;
+  } catch (const std::exception& e) {
+    std::cerr << "dispatcher run: error: " << e.what() << "\n";
+    return false;
+  }
+}
+
 }  // namespace
 
 int run_command(std::span<const std::string> args) {
@@ -190,15 +206,7 @@ int run_command(std::span<const std::string> args) {
   asio::signal_set signals(io, SIGINT, SIGTERM);
   held.reset();  // a signal held since the first line reaches `signals` now
 
-  // Builds the ISO 3166 match indexes (0.1-0.3 s of ICU work, 1.5 MB) now,
-  // before the event loop runs, instead of on the loop at the first country in
-  // a row; only when a destination hashes user data (a webhook never does).
-  const bool hashes_user_data = std::any_of(cfg.destinations.begin(), cfg.destinations.end(),
-                                            [](const destination_config& d) { return d.provider != "webhook"; });
-  if (hashes_user_data) {
-    (void)providers::normalize_pii(providers::pii_field::country, "United States");
-    (void)providers::normalize_pii(providers::pii_field::state, "California", {"", "us"});
-  }
+  if (!load_user_data_if_hashed(cfg)) return exit_failure;
   if (!preflight(io, signals, cfg, migrate, log)) return exit_ok;
   keep_freed_memory_for_reuse();
   return run_engine(io, signals, cfg, log);

@@ -1,22 +1,21 @@
 #include "providers/iso3166.hpp"
 
+#include <algorithm>
 #include <unordered_map>
-#include <vector>
 
+#include "providers/iso3166_keys.hpp"
 #include "providers/unicode_text.hpp"
 
 namespace outbox::providers::iso3166 {
-namespace {
 
-// Names CRMs use that iso-codes lacks: the parts of the United Kingdom, which
-// the data only knows as GB's subdivisions, and former or customary short names.
-constexpr country_alias alias_table[] = {
-    {"UK", "GB"},          {"Great Britain", "GB"}, {"Britain", "GB"},   {"England", "GB"},
-    {"Scotland", "GB"},    {"Wales", "GB"},         {"Northern Ireland", "GB"},
-    {"Russia", "RU"},      {"Turkey", "TR"},        {"Ivory Coast", "CI"}, {"Cape Verde", "CV"},
-    {"Swaziland", "SZ"},   {"Macedonia", "MK"},     {"Vatican", "VA"},   {"Palestine", "PS"},
-    {"Holland", "NL"},
-};
+std::optional<std::string> key_table::find(std::string_view wanted) const {
+  const auto it = std::lower_bound(rows.begin(), rows.end(), wanted,
+                                   [this](const packed_key& row, std::string_view k) { return key(row) < k; });
+  if (it == rows.end() || key(*it) != wanted) return std::nullopt;
+  return std::string{value(*it)};
+}
+
+namespace {
 
 bool is_ascii_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
@@ -27,87 +26,6 @@ std::string lower_ascii(std::string_view s) {
   }
   return out;
 }
-
-// match key -> lower-case code. The first entry added for a key wins, so callers
-// add the strongest forms (codes, then top-level names) first.
-using key_index = std::unordered_map<std::string, std::string>;
-
-void add(key_index& index, std::string prefix, std::string_view text, std::string_view code) {
-  std::string key = unicode::match_key(text);
-  if (key.empty()) return;
-  index.emplace(std::move(prefix) + key, lower_ascii(code));
-}
-
-const key_index& country_index() {
-  static const key_index index = [] {
-    key_index built;
-    for (const auto& c : countries()) {
-      add(built, {}, c.alpha2, c.alpha2);
-      add(built, {}, c.alpha3, c.alpha2);
-    }
-    for (const auto& c : countries()) {
-      add(built, {}, c.name, c.alpha2);
-      add(built, {}, c.official_name, c.alpha2);
-      add(built, {}, c.common_name, c.alpha2);
-    }
-    for (const auto& a : country_aliases()) add(built, {}, a.name, a.alpha2);
-    return built;
-  }();
-  return index;
-}
-
-// The other names in a name: "Girona [Gerona]" is also "Girona" and "Gerona";
-// "Sofia (stolitsa)" (BG-22) also "Sofia", unless a subdivision is named so (BG-23).
-std::vector<std::string_view> other_names(std::string_view name) {
-  std::vector<std::string_view> out;
-  if (const auto open = name.find(" ["); open != std::string_view::npos) {
-    out.push_back(name.substr(0, open));
-    if (const auto close = name.find(']', open); close != std::string_view::npos) {
-      out.push_back(name.substr(open + 2, close - open - 2));
-    }
-  }
-  if (const auto open = name.find(" ("); open != std::string_view::npos) out.push_back(name.substr(0, open));
-  return out;
-}
-
-// "us|" + match key -> code part ("ca").
-const key_index& subdivision_index() {
-  static const key_index index = [] {
-    key_index built;
-    const auto country_of = [](const subdivision_entry& s) { return lower_ascii(s.code.substr(0, 2)) + "|"; };
-    const auto code_part = [](const subdivision_entry& s) { return s.code.substr(s.code.find('-') + 1); };
-    for (const auto& s : subdivisions()) {
-      add(built, country_of(s), s.code, code_part(s));
-      add(built, country_of(s), code_part(s), code_part(s));
-    }
-    // Whole names before their parts, top-level subdivisions before their children.
-    for (const bool whole : {true, false}) {
-      for (const bool top_level : {true, false}) {
-        for (const auto& s : subdivisions()) {
-          if (s.parent.empty() != top_level) continue;
-          if (whole) add(built, country_of(s), s.name, code_part(s));
-          if (!whole) {
-            for (const auto name : other_names(s.name)) add(built, country_of(s), name, code_part(s));
-          }
-        }
-      }
-    }
-    return built;
-  }();
-  return index;
-}
-
-std::optional<std::string> find(const key_index& index, const std::string& key) {
-  const auto it = index.find(key);
-  if (it == index.end()) return std::nullopt;
-  return it->second;
-}
-
-}  // namespace
-
-std::span<const country_alias> country_aliases() { return alias_table; }
-
-namespace {
 
 // CRM rows repeat a few countries and states thousands of times: remember the
 // answer per raw text (ICU folding costs microseconds a call). Bounded: cleared
@@ -130,7 +48,7 @@ std::optional<std::string> country_code(std::string_view raw) {
   return memoized(memo, std::string{raw}, [&]() -> std::optional<std::string> {
     const std::string key = unicode::match_key(raw);
     if (key.empty()) return std::nullopt;
-    return find(country_index(), key);
+    return country_keys().find(key);
   });
 }
 
@@ -141,25 +59,14 @@ std::optional<std::string> subdivision_code(std::string_view alpha2, std::string
   return memoized(memo, lower_ascii(alpha2) + "|" + std::string{raw}, [&]() -> std::optional<std::string> {
     const std::string key = unicode::match_key(raw);
     if (key.empty()) return std::nullopt;
-    return find(subdivision_index(), lower_ascii(alpha2) + "|" + key);
+    return subdivision_keys().find(lower_ascii(alpha2) + "|" + key);
   });
 }
 
 std::optional<std::string> subdivision_name(std::string_view alpha2, std::string_view raw) {
   const auto code = subdivision_code(alpha2, raw);
   if (!code) return std::nullopt;
-  // "de-by" -> "Bayern": full lower-case code -> the data's (first) name.
-  static const std::unordered_map<std::string, std::string_view> names = [] {
-    std::unordered_map<std::string, std::string_view> built;
-    for (const auto& s : subdivisions()) {
-      const auto names_in = other_names(s.name);
-      built.emplace(lower_ascii(s.code), names_in.empty() ? s.name : names_in.front());
-    }
-    return built;
-  }();
-  const auto it = names.find(lower_ascii(alpha2) + "-" + *code);
-  if (it == names.end()) return std::nullopt;
-  return std::string{it->second};
+  return subdivision_names().find(lower_ascii(alpha2) + "-" + *code);
 }
 
 }  // namespace outbox::providers::iso3166

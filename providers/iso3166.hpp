@@ -3,7 +3,8 @@
 // iso-codes package, compiled into the binary: CMake runs scripts/gen_iso3166.py
 // on /usr/share/iso-codes/json at build time (build/generated/iso3166_data.cpp),
 // so nothing is read at run time. Lookups are case- and accent-insensitive
-// (unicode::match_key). See docs/normalization.md.
+// (unicode::match_key), in indexes also made at build time (iso3166_keys.hpp).
+// See docs/normalization.md.
 #include <optional>
 #include <span>
 #include <string>
@@ -38,7 +39,7 @@ struct country_alias {
 [[nodiscard]] std::span<const subdivision_entry> subdivisions();
 [[nodiscard]] std::string_view data_version();
 
-// The hand-kept aliases (docs/normalization.md lists them).
+// The hand-kept aliases (docs/normalization.md lists them; iso3166_aliases.cpp).
 [[nodiscard]] std::span<const country_alias> country_aliases();
 
 // Lower-case alpha-2 of a country written as its alpha-2, alpha-3, name,

@@ -1,15 +1,13 @@
 #include "providers/unicode_text.hpp"
 
 #include <unicode/locid.h>
-#include <unicode/translit.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
 #include <unicode/utf8.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <memory>
-#include <stdexcept>
 
 namespace outbox::providers::unicode {
 namespace {
@@ -33,21 +31,6 @@ void for_each_code_point(std::string_view s, F&& f) {
     if (cp < 0) cp = 0xFFFD;
     f(static_cast<char32_t>(cp), s.substr(static_cast<std::size_t>(start), static_cast<std::size_t>(i - start)));
   }
-}
-
-// The transliteration behind match_key, built once per thread (ICU transliterators
-// are cheap to run and costly to build).
-const icu::Transliterator& key_folding() {
-  thread_local const std::unique_ptr<icu::Transliterator> folding = [] {
-    UErrorCode status = U_ZERO_ERROR;
-    std::unique_ptr<icu::Transliterator> made{icu::Transliterator::createInstance(
-        "NFKD; [:Nonspacing Mark:] Remove; Latin-ASCII; Any-Lower", UTRANS_FORWARD, status)};
-    if (U_FAILURE(status) || !made) {
-      throw std::runtime_error(std::string{"ICU transliterator for match keys: "} + u_errorName(status));
-    }
-    return made;
-  }();
-  return *folding;
 }
 
 }  // namespace
@@ -123,16 +106,19 @@ std::string lower_filtered(std::string_view raw, bool (*drop)(char32_t), inner_b
 }
 
 std::string match_key(std::string_view utf8) {
-  icu::UnicodeString text = icu::UnicodeString::fromUTF8(icu::StringPiece(utf8.data(), icu_length(utf8)));
-  key_folding().transliterate(text);
-  icu::UnicodeString kept;
-  for (std::int32_t i = 0; i < text.length(); i = text.moveIndex32(i, 1)) {
-    const UChar32 cp = text.char32At(i);
-    if (u_isalnum(cp)) kept.append(cp);
+  // ASCII folds to its letters and digits, lower-cased: what fold_for_match gives
+  // it, without ICU's transliterator (libicui18n, loaded with the user data
+  // module; building it takes milliseconds and about a megabyte).
+  if (std::all_of(utf8.begin(), utf8.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    std::string out;
+    out.reserve(utf8.size());
+    for (const char c : utf8) {
+      if (c >= 'A' && c <= 'Z') out.push_back(static_cast<char>(c - 'A' + 'a'));
+      if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) out.push_back(c);
+    }
+    return out;
   }
-  std::string out;
-  kept.toUTF8String(out);
-  return out;
+  return fold_for_match(utf8);
 }
 
 }  // namespace outbox::providers::unicode

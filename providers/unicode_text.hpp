@@ -42,4 +42,10 @@ enum class inner_blanks { drop, one_space };
 // letters and digits kept. "Côte d’Ivoire" and "COTE DIVOIRE" give "cotedivoire".
 [[nodiscard]] std::string match_key(std::string_view utf8);
 
+// match_key by ICU's transliterator, for any text (match_key calls it for text
+// that is not ASCII). It lives in providers/unicode_fold.cpp, apart from the rest,
+// because it needs libicui18n: the dispatcher executable gets it from the user
+// data module (providers/user_data_module.hpp), tests and tools link it in.
+[[nodiscard]] std::string fold_for_match(std::string_view utf8);
+
 }  // namespace outbox::providers::unicode

@@ -177,6 +177,19 @@ TEST_CASE("Dockerfile: numeric USER 10001:10001 in the runtime stage") {
   CHECK(runtime_stage(stages).runs().find("--gid 10001") != std::string::npos);
 }
 
+TEST_CASE("Dockerfile: the image carries the user data module where the dispatcher looks for it") {
+  const auto stages = parse_dockerfile(outbox::test::read_whole_file(source_dir + "/Dockerfile"));
+  REQUIRE(stages.size() == 2);
+  // Building the executable builds the module (add_dependencies); both are stripped.
+  CHECK(stages[0].runs().find("--target dispatcher") != std::string::npos);
+  CHECK(stages[0].runs().find("strip /build/dispatcher /build/dispatcher-user-data.so") != std::string::npos);
+  const auto copies = runtime_stage(stages).all("COPY");
+  const auto copied = [&](const std::string& args) { return std::find(copies.begin(), copies.end(), args) != copies.end(); };
+  CHECK(copied("--from=build /build/dispatcher /usr/local/bin/dispatcher"));
+  // dispatcher/user_data_loader.cpp: ../lib/dispatcher/ beside the executable's directory.
+  CHECK(copied("--from=build /build/dispatcher-user-data.so /usr/local/lib/dispatcher/dispatcher-user-data.so"));
+}
+
 TEST_CASE("Dockerfile: the build stage installs build dependencies only, the runtime stage the runtime libraries") {
   const auto stages = parse_dockerfile(outbox::test::read_whole_file(source_dir + "/Dockerfile"));
   REQUIRE(stages.size() == 2);

@@ -34,6 +34,13 @@ void reconciled_env(outbox::environment& env, const fake_google& g, const outbox
                     const std::string& batch_size = "1000") {
   env["OUTBOX_EXTRA_CA_FILE"] = ca.cert_pem_file().string();
   env["OUTBOX_STATUS_POLL_SECONDS"] = "1";
+  // These tests count requests: a handshake that times out (1 s under ASan on a
+  // slow VM) resends rows alone and changes the count. Nothing here waits for
+  // a timeout or a lease to expire, so both grow (the lease covers 3 x (4 s
+  // connect + 4 s handshake + 4 s request) + 5 s: lease_budget.hpp).
+  env["OUTBOX_CONNECT_TIMEOUT_MS"] = "4000";
+  env["OUTBOX_REQUEST_TIMEOUT_MS"] = "4000";
+  env["OUTBOX_LEASE_SECONDS"] = "42";
   const std::string p = "OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__";
   env[p + "ACCOUNT_ID"] = "1234567890";
   env[p + "CONVERSION_ACTION_ID"] = "987654";

@@ -1,4 +1,5 @@
 #include "providers/iso3166.hpp"
+#include "providers/iso3166_keys.hpp"
 
 #include <doctest/doctest.h>
 
@@ -123,4 +124,36 @@ TEST_CASE("iso3166: states without a country, or not found, are normalized as be
   CHECK(state("Île-de-France", "zz") == "îledefrance");
   CHECK(iso3166::subdivision_code("usa", "California") == std::nullopt);
   CHECK(iso3166::subdivision_code("US", "California") == "ca");
+}
+
+TEST_CASE("iso3166: the indexes made at build time are sorted, unique, and find every code and ASCII name") {
+  using iso3166::key_table;
+  for (const key_table& table : {iso3166::country_keys(), iso3166::subdivision_keys(), iso3166::subdivision_names()}) {
+    REQUIRE(table.rows.size() > 200);
+    for (std::size_t i = 1; i < table.rows.size(); ++i) {
+      CAPTURE(table.key(table.rows[i]));
+      CHECK(table.key(table.rows[i - 1]) < table.key(table.rows[i]));  // binary search relies on it
+      CHECK_FALSE(table.value(table.rows[i]).empty());
+    }
+  }
+  CHECK(iso3166::subdivision_keys().rows.size() >= iso3166::subdivisions().size());
+  CHECK(iso3166::subdivision_names().rows.size() == iso3166::subdivisions().size());
+  const auto lower = [](std::string_view s) {
+    std::string out{s};
+    for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    return out;
+  };
+  for (const auto& c : iso3166::countries()) {
+    CAPTURE(c.alpha2);
+    CHECK(iso3166::country_code(c.alpha2) == lower(c.alpha2));
+    CHECK(iso3166::country_code(c.alpha3) == lower(c.alpha2));
+  }
+  for (const auto& s : iso3166::subdivisions()) {
+    CAPTURE(s.code);
+    CHECK(iso3166::subdivision_code(s.code.substr(0, 2), s.code) == lower(s.code.substr(3)));
+  }
+  CHECK(iso3166::country_keys().find("unitedstates") == "us");
+  CHECK_FALSE(iso3166::country_keys().find("unitedstate").has_value());
+  CHECK_FALSE(iso3166::country_keys().find("").has_value());
+  CHECK(iso3166::subdivision_names().find("de-by") == "Bayern");
 }
