@@ -12,7 +12,6 @@
 #include <string_view>
 #include <vector>
 
-#include "dispatcher/version.hpp"
 #include "providers/unicode_text.hpp"
 #include "providers/user_data_module.hpp"
 
@@ -33,22 +32,40 @@ std::vector<std::string> candidates() {
   return out;
 }
 
+std::string dl_error() {
+  const char* e = ::dlerror();
+  return e == nullptr ? "unknown error" : e;
+}
+
+// The module in the first place that has one (a file there that cannot be
+// loaded is an error, not a reason to look further).
 const user_data_module& load() {
   std::string tried;
   for (const auto& path : candidates()) {
+    const bool a_path = path.find('/') != std::string::npos;
+    std::error_code ec;
+    if (a_path && !std::filesystem::exists(path, ec)) {
+      tried += "\n  " + path + ": no such file";
+      continue;
+    }
     // Never closed: the module lives as long as the process.
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-      tried += "\n  " + path + ": " + ::dlerror();
+      const std::string why = dl_error();
+      if (a_path) throw std::runtime_error("cannot load the user data module " + path + ": " + why);
+      tried += "\n  " + path + ": " + why;
       continue;
     }
     using entry_fn = const user_data_module* (*)();
     const auto entry = reinterpret_cast<entry_fn>(::dlsym(handle, providers::user_data_module_entry));
-    const user_data_module* module = entry == nullptr ? nullptr : entry();
-    if (module == nullptr) throw std::runtime_error(path + " is not the dispatcher's user data module");
-    if (std::string_view{module->version} != version()) {
-      throw std::runtime_error(path + " was built for dispatcher " + module->version + ", this is " +
-                               std::string{version()} + ": install both from the same build");
+    if (entry == nullptr) {
+      throw std::runtime_error(path + " is not the dispatcher's user data module: " + dl_error());
+    }
+    const user_data_module* module = entry();
+    if (module == nullptr || std::string_view{module->build_id} != OUTBOX_BUILD_ID) {
+      throw std::runtime_error(path + " comes from another build of the dispatcher (" +
+                               (module == nullptr ? std::string{"?"} : std::string{module->version}) + ", this is " +
+                               OUTBOX_VERSION + "): install the executable and its module from the same build");
     }
     return *module;
   }

@@ -16,7 +16,10 @@ namespace outbox::providers {
 // What the module provides; the same functions as phone_numbers.hpp and
 // unicode::fold_for_match (unicode_text.hpp).
 struct user_data_module {
-  const char* version;  // the project version it was built as; must equal the executable's
+  // Checked first, before anything else is read: the executable refuses a module
+  // of another build (the layout of this struct and of what crosses it may differ).
+  const char* build_id;  // CMake's token for one configuration of one build tree
+  const char* version;   // the project version, for the message
   phone::e164_result (*to_e164)(std::string_view raw, std::string_view row_country,
                                 std::string_view default_calling_code);
   std::string (*parsing_region)(std::string_view row_country, std::string_view default_calling_code);
@@ -27,8 +30,9 @@ struct user_data_module {
 // `dispatcher` executable (dispatcher/user_data_loader.cpp) it loads the module
 // once: from the executable's directory, then ../lib/dispatcher/ beside it (the
 // image's /usr/local/lib/dispatcher/), then the dynamic loader's own path; it
-// throws std::runtime_error naming where it looked when none has it, or when the
-// module was built as another version. Where the functions are linked in
+// throws std::runtime_error naming where it looked when none has it, and when
+// the first one found cannot be loaded or comes from another build. Where the
+// functions are linked in
 // (providers/user_data_linked.cpp) it does nothing.
 void load_user_data_module();
 

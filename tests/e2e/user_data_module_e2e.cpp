@@ -42,6 +42,13 @@ std::string mapped_files(pid_t pid) {
   return outbox::test::read_whole_file("/proc/" + std::to_string(pid) + "/maps");
 }
 
+// A lead as the CRM stores it: an event a minute old plus `fields`.
+std::string lead(json fields) {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  fields["event_time"] = std::chrono::duration_cast<std::chrono::seconds>(now).count() - 60;
+  return fields.dump();
+}
+
 outbox::environment meta_destination(const e2e_fixture& fx) {
   const std::string url = fx.env.at("OUTBOX_DEST__WEBHOOK__DEFAULT__URL");
   return {{"OUTBOX_DEST__META__DEFAULT__PIXEL_ID", "1234567890"},
@@ -83,15 +90,7 @@ TEST_CASE("a webhook-only dispatcher never loads the user data module; with Meta
   auto& with_meta = fx.start_dispatcher(meta_destination(fx), "meta");
   // A national phone read in the row's country, and a country that is not ASCII
   // (ICU's transliterator folds it): both answered by the module.
-  const auto id = fx.enqueue(1302, "Lead",
-                             json{{"event_time", std::chrono::duration_cast<std::chrono::seconds>(
-                                                     std::chrono::system_clock::now().time_since_epoch())
-                                                         .count() -
-                                                     60},
-                                  {"phone", "0532 123 45 67"},
-                                  {"country", "TÜRKİYE"}}
-                                 .dump(),
-                             "meta");
+  const auto id = fx.enqueue(1302, "Lead", lead({{"phone", "0532 123 45 67"}, {"country", "TÜRKİYE"}}), "meta");
   REQUIRE(eventually([&] { return fx.count("state = 'sent' AND id = " + std::to_string(id)) == 1; }, 20s));
   CHECK(mapped_files(with_meta.pid()).find("dispatcher-user-data.so") != std::string::npos);
   REQUIRE(meta.accepted_events().size() == 1);
@@ -115,7 +114,11 @@ TEST_CASE("without its user data module, a dispatcher with a Meta destination ex
   INFO(output);
   CHECK(r.exit_code == 1);
   CHECK(output.find("dispatcher-user-data.so") != std::string::npos);
-  CHECK(output.find((dir / "dispatcher-user-data.so").string()) != std::string::npos);  // where it looked
+  // Where it looked: beside the executable (as /proc/self/exe names it) and in ../lib/dispatcher/.
+  const auto real_dir = std::filesystem::canonical(dir);
+  CHECK(output.find((real_dir / "dispatcher-user-data.so").string()) != std::string::npos);
+  CHECK(output.find((real_dir.parent_path() / "lib" / "dispatcher" / "dispatcher-user-data.so").string()) !=
+        std::string::npos);
   CHECK(output.find("dispatcher starting") == std::string::npos);
 
   // The same copy with the webhook destination only runs and delivers.
@@ -128,4 +131,32 @@ TEST_CASE("without its user data module, a dispatcher with a Meta destination ex
   INFO(outbox::test::read_whole_file(dir / "webhooks.log"));
   CHECK(fx.server.request_count() == 1);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("installed as in the image, bin/dispatcher finds its module in lib/dispatcher/ and hashes with it") {
+  e2e_fixture fx;
+  const outbox::test::fake_meta meta;
+  meta.install(fx.server);
+  const auto root = outbox::test::make_temp_dir("outbox-installed");
+  std::filesystem::create_directories(root / "bin");
+  std::filesystem::create_directories(root / "lib" / "dispatcher");
+  std::filesystem::copy_file(dispatcher_exe, root / "bin" / "dispatcher");
+  std::filesystem::copy_file(module_file, root / "lib" / "dispatcher" / "dispatcher-user-data.so");
+
+  auto env = outbox::test::child_environment(fx.env);
+  for (auto& [k, v] : meta_destination(fx)) env[k] = v;
+  const auto id = fx.enqueue(1501, "Lead", lead({{"email", "Someone@Example.com"}}), "meta");
+  const auto log = root / "dispatcher.log";
+  const auto child = outbox::test::spawn_child({(root / "bin" / "dispatcher").string(), "run"}, env, log, log);
+  CHECK(eventually([&] { return fx.count("state = 'sent' AND id = " + std::to_string(id)) == 1; }, 20s));
+  const auto maps = mapped_files(child.pid);
+  outbox::test::kill_child(child.pid);
+  if (child.pidfd >= 0) ::close(child.pidfd);
+  INFO(outbox::test::read_whole_file(log));
+  CHECK(maps.find((std::filesystem::canonical(root) / "lib" / "dispatcher" / "dispatcher-user-data.so").string()) !=
+        std::string::npos);
+  REQUIRE(meta.accepted_events().size() == 1);
+  CHECK(meta.accepted_events().at(0)["user_data"]["em"] ==
+        json::array({outbox::providers::sha256_hex("someone@example.com")}));
+  std::filesystem::remove_all(root);
 }
