@@ -180,8 +180,10 @@ int run_engine(asio::io_context& io, asio::signal_set& signals, const config& cf
 // the event loop runs, and only when a destination hashes user data (a webhook
 // never does). False, with the places looked in printed, when it is missing.
 bool load_user_data_if_hashed(const config& cfg) {
-  const bool hashes_user_data = std::any_of(cfg.destinations.begin(), cfg.destinations.end(),
-                                            [](const destination_config& d) { return d.provider != "webhook"; });
+  const bool hashes_user_data = std::any_of(cfg.destinations.begin(), cfg.destinations.end(), [](const auto& d) {
+    const auto* kind = find_provider_kind(d.provider);
+    return kind == nullptr || kind->hashes_user_data;
+  });
   if (!hashes_user_data) return true;
   try {
     providers::load_user_data_module();

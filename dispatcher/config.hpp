@@ -126,11 +126,16 @@ struct provider_kind {
   // (key, problem) pairs; must never echo secret values.
   std::vector<std::pair<std::string, std::string>> (*validate)(const std::map<std::string, std::string>&);
   bool uses_oauth = false;  // fetches an OAuth token before its requests: a longer lease (lease_budget.hpp)
+  // Normalizes and hashes user data: `run` loads the user data module for it
+  // (providers/user_data_module.hpp).
+  bool hashes_user_data = true;
 };
 
 [[nodiscard]] std::span<const provider_kind> provider_kinds();
 // "webhook, meta, tiktok, google_ads, google_data_manager", for messages.
 [[nodiscard]] std::string known_provider_names();
 [[nodiscard]] bool is_known_provider(std::string_view name);
+// The registry's entry for `name`; nullptr when it is not a provider kind.
+[[nodiscard]] const provider_kind* find_provider_kind(std::string_view name);
 
 }  // namespace outbox

@@ -16,14 +16,15 @@ namespace outbox {
 namespace {
 
 // Add new provider kinds here (their validators live next to the provider).
-// The last field says whether its requests need an OAuth token first (lease budget).
+// The last two fields say whether its requests need an OAuth token first (lease
+// budget) and whether it hashes user data (the user data module).
 constexpr std::array<provider_kind, 5> registry{{
-    {"webhook", providers::webhook_setting_keys, &providers::validate_webhook_settings, false},
-    {"meta", providers::meta_setting_keys, &providers::validate_meta_settings, false},
-    {"tiktok", providers::tiktok_setting_keys, &providers::validate_tiktok_settings, false},
-    {"google_ads", providers::google_ads_setting_keys, &providers::validate_google_ads_settings, true},
+    {"webhook", providers::webhook_setting_keys, &providers::validate_webhook_settings, false, false},
+    {"meta", providers::meta_setting_keys, &providers::validate_meta_settings, false, true},
+    {"tiktok", providers::tiktok_setting_keys, &providers::validate_tiktok_settings, false, true},
+    {"google_ads", providers::google_ads_setting_keys, &providers::validate_google_ads_settings, true, true},
     {"google_data_manager", providers::google_data_manager_setting_keys,
-     &providers::validate_google_data_manager_settings, true},
+     &providers::validate_google_data_manager_settings, true, true},
 }};
 
 }  // namespace
@@ -36,10 +37,13 @@ std::string known_provider_names() {
   return out;
 }
 
-bool is_known_provider(std::string_view name) {
-  const auto kinds = provider_kinds();
-  return std::any_of(kinds.begin(), kinds.end(), [&](const provider_kind& k) { return k.kind == name; });
+const provider_kind* find_provider_kind(std::string_view name) {
+  const auto it =
+      std::find_if(registry.begin(), registry.end(), [&](const provider_kind& k) { return k.kind == name; });
+  return it == registry.end() ? nullptr : &*it;
 }
+
+bool is_known_provider(std::string_view name) { return find_provider_kind(name) != nullptr; }
 
 namespace config_detail {
 namespace {
@@ -60,12 +64,6 @@ bool valid_name(std::string_view name) {
 bool is_tchar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
          std::string_view{"!#$%&'*+-.^_`|~"}.find(c) != std::string_view::npos;
-}
-
-const provider_kind* find_kind(std::string_view kind) {
-  const auto it =
-      std::find_if(registry.begin(), registry.end(), [&](const provider_kind& k) { return k.kind == kind; });
-  return it == registry.end() ? nullptr : &*it;
 }
 
 void parse_rate(const raw_value& v, destination_config& d, std::vector<std::string>& problems) {
@@ -141,7 +139,7 @@ std::optional<destination_config> parse_destination(const std::string& provider,
     problems.push_back(rd.origin + ": provider and destination names may only contain a-z, 0-9 and inner _");
     return std::nullopt;
   }
-  const provider_kind* kind = find_kind(provider);
+  const provider_kind* kind = find_provider_kind(provider);
   if (kind == nullptr) {
     std::vector<std::string_view> known;
     for (const auto& k : registry) known.push_back(k.kind);

@@ -256,9 +256,8 @@ void check_relations(setting_reader& r, const valid_numbers& n, config& cfg) {
 // The first destination whose provider fetches OAuth tokens, as "provider/name".
 std::optional<std::string> first_oauth_destination(const config& cfg) {
   for (const auto& d : cfg.destinations) {
-    const auto kinds = provider_kinds();
-    const auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const provider_kind& k) { return k.kind == d.provider; });
-    if (kind != kinds.end() && kind->uses_oauth) return d.provider + "/" + d.name;
+    const auto* kind = find_provider_kind(d.provider);
+    if (kind != nullptr && kind->uses_oauth) return d.provider + "/" + d.name;
   }
   return std::nullopt;
 }
