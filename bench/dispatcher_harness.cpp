@@ -122,13 +122,20 @@ void window::end(pg& conn) {
   pg1 = cluster_.seconds();
   const auto per_pid = cluster_.since_mark();
   std::map<pid_t, std::string> role;
-  const auto r = conn.exec("SELECT pid, backend_type, coalesce(query, '') FROM pg_stat_activity");
+  const auto r = conn.exec("SELECT pid, backend_type, coalesce(query, ''), coalesce(application_name, '') "
+                           "FROM pg_stat_activity");
   for (int i = 0; i < PQntuples(r.get()); ++i) {
     const auto pid = static_cast<pid_t>(std::stol(value(r, i, 0)));
-    const std::string type = value(r, i, 1), query = value(r, i, 2);
+    const std::string type = value(r, i, 1), query = value(r, i, 2), app = value(r, i, 3);
     std::string name = type;
+    // The dispatcher names its connections (dispatcher/db_link.cpp); a
+    // connection's last query alone once filed the claim connection under
+    // maintenance. The queries below sort the rest (older dispatchers, the
+    // listener, producers).
+    constexpr std::string_view ours = "outbox-dispatcher ";
     if (pid == conn.backend_pid()) name = "bench connection (inserts, polling)";
     else if (type != "client backend") name = type;
+    else if (app.starts_with(ours) && app.size() > ours.size()) name = "dispatcher " + app.substr(ours.size());
     else if (query.starts_with("LISTEN") || query == "SELECT 1") name = "dispatcher listener";
     else if (query.find("WITH picked AS") != std::string::npos || query.find("least(") != std::string::npos)
       name = "dispatcher claim";

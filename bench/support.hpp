@@ -183,6 +183,15 @@ struct machine_cpu {
 // This process (sink threads + producers): user + system seconds.
 [[nodiscard]] double self_cpu_seconds();
 
+// Fixed pieces of work timed in milliseconds, the best of three: this VM's
+// speed drifts by a third from hour to hour with steal at 0, so a run records
+// them at start and end beside its CPU figures. Compute: SHA-256 of 16 MB on
+// one core. Kernel: 10,000 one-byte round trips between two threads over a
+// socket pair (system calls and wake-ups, where the dispatcher and PostgreSQL
+// spend much of their time).
+[[nodiscard]] double cpu_reference_ms();
+[[nodiscard]] double kernel_reference_ms();
+
 [[nodiscard]] double load_average_1m();
 // CPU time the hypervisor gave other guests while this one wanted it (/proc/stat
 // steal, all cores): a run that lost much of it says so beside its figures.

@@ -60,6 +60,7 @@ class claimer {
   bool wake_pending_ = false;
   bool waiting_for_capacity_ = false;
   std::uint64_t orphans_checked_generation_ = 0;
+  bool claim_sent_ = false;  // a claim or probe went out on some connection
   // What the last claim said about the next due row (db::claim_batch::next_due).
   std::optional<std::optional<std::chrono::milliseconds>> next_due_;
   bool last_claim_full_ = false;  // the backlog goes on: more rows are due than were claimed

@@ -76,7 +76,7 @@ https_client::impl::impl(asio::any_io_executor ex, https_client_options opts)
     : ex_(std::move(ex)),
       opts_(std::move(opts)),
       limits_(limits_from(opts_)),
-      pool_(opts_.idle_timeout, opts_.max_idle_per_origin),
+      pool_(opts_.idle_timeout, opts_.max_idle_per_origin, opts_.check_idle_after),
       lookups_(ex_, opts_.resolver) {
   try {
     use_system_trust(ctx_.native_handle());

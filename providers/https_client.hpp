@@ -27,6 +27,13 @@ struct https_client_options {
   // status lines, fields and trailers, 100 fields, 256-byte chunk extensions.
   std::size_t max_response_bytes = 1 << 20;
   std::size_t max_idle_per_origin = 64;
+  // A pooled connection idle this long is checked for a close by the server
+  // (one recv) before it is reused; one used more recently is reused at once.
+  // Servers close idle keep-alive connections after seconds (gunicorn 2 s,
+  // Node 5 s, nginx 75 s), and a close in between (a restart) is covered by
+  // the resend-once rule below. The check was one of a pooled request's three
+  // or four system calls. 0 checks every reuse.
+  std::chrono::milliseconds check_idle_after{500};
   std::string extra_ca_file;  // PEM, added to the system trust store (for tests)
   // Blocking lookup run on a thread per host name (see https_resolver.hpp);
   // replaceable for tests. IP literals never reach it.

@@ -6,7 +6,8 @@
 namespace outbox::providers::detail {
 
 connection_ptr connection_pool::take(const std::string& origin) {
-  prune(clock::now());
+  const auto now = clock::now();
+  prune(now);
   const auto it = idle_.find(origin);
   if (it == idle_.end()) return nullptr;
   auto& pool = it->second;
@@ -14,7 +15,7 @@ connection_ptr connection_pool::take(const std::string& origin) {
   while (!found && !pool.empty()) {
     found = std::move(pool.back());  // the most recently used is the least likely to be stale
     pool.pop_back();
-    if (peer_has_closed(*found)) found.reset();
+    if (now - found->idle_since >= check_after_ && peer_has_closed(*found)) found.reset();
   }
   if (pool.empty()) idle_.erase(it);
   return found;

@@ -13,11 +13,13 @@ namespace outbox::providers::detail {
 
 class connection_pool {
  public:
-  // An idle_timeout of 0 or max_per_origin of 0 disables reuse.
-  connection_pool(std::chrono::milliseconds idle_timeout, std::size_t max_per_origin)
-      : idle_timeout_(idle_timeout), max_per_origin_(max_per_origin) {}
+  // An idle_timeout of 0 or max_per_origin of 0 disables reuse. A connection
+  // idle for check_after or longer is checked for a close by the peer first.
+  connection_pool(std::chrono::milliseconds idle_timeout, std::size_t max_per_origin,
+                  std::chrono::milliseconds check_after)
+      : idle_timeout_(idle_timeout), max_per_origin_(max_per_origin), check_after_(check_after) {}
 
-  // The most recently used live connection to `origin`, or null.
+  // The most recently used connection to `origin` not known to be closed, or null.
   [[nodiscard]] connection_ptr take(const std::string& origin);
   // Keeps `conn` for reuse (dropping the oldest when the origin is full).
   void give_back(const std::string& origin, connection_ptr conn);
@@ -30,6 +32,7 @@ class connection_pool {
 
   std::chrono::milliseconds idle_timeout_;
   std::size_t max_per_origin_;
+  std::chrono::milliseconds check_after_;
   std::unordered_map<std::string, std::vector<connection_ptr>> idle_;
 };
 

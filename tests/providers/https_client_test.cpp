@@ -159,7 +159,9 @@ TEST_CASE("pool limits: idle_timeout 0 disables reuse and close_idle empties the
 TEST_CASE("a connection the server closed while idle is replaced transparently") {
   test_https_server server{trusted_tls()};  // its own thread, like a remote server
   asio::io_context io;
-  https_client client{io.get_executor(), client_options()};
+  auto opts = client_options();
+  opts.check_idle_after = 0ms;  // as if it had been idle for longer than the check threshold
+  https_client client{io.get_executor(), opts};
 
   REQUIRE(run_on(io, client.async_send(post(server.url("/")))).ok());
   CHECK(server.close_idle_connections() == 1);
@@ -171,6 +173,25 @@ TEST_CASE("a connection the server closed while idle is replaced transparently")
   CHECK(server.accepted_connections() == 2);
   CHECK(server.request_count() == 2);
   CHECK(client.idle_connections() == 1);
+}
+
+// The check is a system call per request; a connection used moments ago is
+// reused without it, and a close in between costs the resend-once rule.
+TEST_CASE("a connection used within check_idle_after is reused without asking whether the server closed it") {
+  test_https_server server{trusted_tls()};  // its own thread, like a remote server
+  asio::io_context io;
+  auto opts = client_options();
+  opts.check_idle_after = 1h;
+  https_client client{io.get_executor(), opts};
+
+  REQUIRE(run_on(io, client.async_send(post(server.url("/")))).ok());
+  CHECK(server.close_idle_connections() == 1);
+  const auto second = run_on(io, client.async_send(post(server.url("/"))));
+
+  REQUIRE(second.ok());
+  CHECK(second.resent_on_fresh_connection);  // written into the closed one first: nobody looked
+  CHECK(server.accepted_connections() == 2);
+  CHECK(server.request_count() == 2);  // the closed connection delivered nothing
 }
 
 TEST_CASE("a reused connection closed before any response byte is retried once on a fresh one") {
