@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -332,32 +331,6 @@ double cpu_reference_ms() {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (digest.empty()) return -1;
     best = i == 0 ? ms : std::min(best, ms);
-  }
-  return best;
-}
-
-double kernel_reference_ms() {
-  double best = -1;
-  for (int round = 0; round < 3; ++round) {
-    int fds[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return -1;
-    constexpr int trips = 10000;
-    std::thread echo([fd = fds[1]] {
-      char c = 0;
-      for (int i = 0; i < trips; ++i) {
-        if (::read(fd, &c, 1) != 1 || ::write(fd, &c, 1) != 1) return;
-      }
-    });
-    const auto t0 = std::chrono::steady_clock::now();
-    char c = 'x';
-    bool ok = true;
-    for (int i = 0; i < trips && ok; ++i) ok = ::write(fds[0], &c, 1) == 1 && ::read(fds[0], &c, 1) == 1;
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ::close(fds[0]);  // ends the echo thread if a trip failed
-    echo.join();
-    ::close(fds[1]);
-    if (!ok) return -1;
-    best = best < 0 ? ms : std::min(best, ms);
   }
   return best;
 }

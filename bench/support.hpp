@@ -183,14 +183,10 @@ struct machine_cpu {
 // This process (sink threads + producers): user + system seconds.
 [[nodiscard]] double self_cpu_seconds();
 
-// Fixed pieces of work timed in milliseconds, the best of three: this VM's
-// speed drifts by a third from hour to hour with steal at 0, so a run records
-// them at start and end beside its CPU figures. Compute: SHA-256 of 16 MB on
-// one core. Kernel: 10,000 one-byte round trips between two threads over a
-// socket pair (system calls and wake-ups, where the dispatcher and PostgreSQL
-// spend much of their time).
+// Milliseconds one core takes for a fixed piece of work (SHA-256 of 16 MB, the
+// best of three), recorded at start and end of every run: a figure from a run
+// whose reference is slower than usual was taken on a slower machine.
 [[nodiscard]] double cpu_reference_ms();
-[[nodiscard]] double kernel_reference_ms();
 
 [[nodiscard]] double load_average_1m();
 // CPU time the hypervisor gave other guests while this one wanted it (/proc/stat
