@@ -53,12 +53,12 @@ json run_throughput(const options& o, bool drain) {
     t_start = steady::now();
     s.start(false);  // the clock runs from the spawn: start-up is part of the drain
     w.emplace(s.proc().pid(), cluster, s.other_pids());
-    w->begin();
+    w->begin(&conn);
     w->t0 = t_start;
   } else {
     s.start();
     w.emplace(s.proc().pid(), cluster, s.other_pids());
-    w->begin();
+    w->begin(&conn);
     t_start = w->t0;
     insert_all(t_first_commit);
     insert_seconds = seconds_between(t_start, steady::now());
@@ -163,7 +163,7 @@ json run_latency(const options& o) {
           auto& r = rows[i];
           r.target = t0 + period * static_cast<long>(i);
           std::this_thread::sleep_until(r.target);
-          if (i == warm_rows) w.begin();
+          if (i == warm_rows) w.begin(&c);
           const auto lead = static_cast<std::int64_t>(i + 1);
           r.call = steady::now();
           const auto res = c.exec_prepared("enq", {std::to_string(lead), webhook_payload(lead)});

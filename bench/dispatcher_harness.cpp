@@ -106,7 +106,16 @@ void dispatcher_setup::failed(const std::string& what) {
   throw std::runtime_error(what + "; last lines of " + proc_->output_path() + ":\n" + proc_->output_tail());
 }
 
-void window::begin() {
+namespace {
+constexpr const char* wal_position_sql = "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn";
+constexpr const char* checkpoints_sql = "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter";
+}  // namespace
+
+void window::begin(pg* conn) {
+  if (conn) {
+    wal0 = conn->scalar(wal_position_sql);
+    checkpoints0 = conn->scalar(checkpoints_sql);
+  }
   d0 = dispatchers_cpu();
   cluster_.mark();
   pg0 = cluster_.seconds();
@@ -145,6 +154,10 @@ void window::end(pg& conn) {
     else name = "other client backend";
     role[pid] = name;
   }
+  if (wal0 >= 0) {
+    wal1 = conn.scalar(wal_position_sql);
+    checkpoints1 = conn.scalar(checkpoints_sql);
+  }
   by_role = json::object();
   for (const auto& [pid, cpu] : per_pid) {
     const auto it = role.find(pid);
@@ -158,7 +171,12 @@ void window::end(pg& conn) {
 
 json window::figures(double rows) const {
   const double wall = seconds_between(t0, t1);
+  json wal = nullptr;
+  if (wal0 >= 0)
+    wal = {{"wal_bytes_per_row", rows > 0 ? static_cast<double>(wal1 - wal0) / rows : 0.0},
+           {"checkpoints_completed", checkpoints1 - checkpoints0}};
   return {{"window_seconds", wall},
+          {"postgres_wal", wal},
           {"dispatcher_cpu_seconds", d1 - d0},
           {"dispatcher_cpu_us_per_row", rows > 0 ? (d1 - d0) / rows * 1e6 : 0.0},
           {"dispatcher_cores", wall > 0 ? (d1 - d0) / wall : 0.0},

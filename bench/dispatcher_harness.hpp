@@ -66,7 +66,11 @@ struct window {
       : dispatcher_(dispatcher), cluster_(cluster), others(std::move(other_dispatchers)) {}
   [[nodiscard]] double dispatchers_cpu() const;
 
-  void begin();
+  // With `conn`, the window also counts the WAL written and the checkpoints
+  // completed while it ran, cluster-wide (a checkpoint makes the next change
+  // to every page write the whole page to WAL: the largest swing between
+  // otherwise equal runs).
+  void begin(pg* conn = nullptr);
   // `conn` names the PostgreSQL processes by what they did last (pg_stat_activity).
   void end(pg& conn);
   [[nodiscard]] nlohmann::json figures(double rows) const;
@@ -75,6 +79,7 @@ struct window {
   cluster_cpu& cluster_;
   std::vector<pid_t> others;  // further dispatchers: their CPU counts as the dispatcher's
   double d0 = 0, d1 = 0, pg0 = 0, pg1 = 0, self0 = 0, self1 = 0, hwm = 0;
+  std::int64_t wal0 = -1, wal1 = -1, checkpoints0 = 0, checkpoints1 = 0;
   nlohmann::json by_role = nlohmann::json::object();
   machine_cpu m0, m1;
   steady::time_point t0, t1;

@@ -4,6 +4,7 @@
 # PGPORT, PGUSER, PGDATABASE) plus PG_TEST_CTL, a command that controls the
 # cluster (e.g. "$PG_TEST_CTL restart") for tests that restart the server.
 #   usage: scripts/with_postgres.sh <command> [args...]
+# WITH_POSTGRES_CONF adds server settings (postgresql.conf lines).
 set -euo pipefail
 
 pg_bin=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
@@ -34,6 +35,8 @@ shared_buffers = 256MB
 fsync = on
 log_min_messages = warning
 CONF
+# Extra server settings, one per line (e.g. "huge_pages = on" for bench runs).
+[ -z "${WITH_POSTGRES_CONF:-}" ] || printf '%s\n' "$WITH_POSTGRES_CONF" >> "$root/data/postgresql.conf"
 "${run_as[@]}" "$pg_bin/pg_ctl" -D "$root/data" -l "$root/server.log" -w start >/dev/null
 
 export PGHOST=$root PGPORT=$port PGUSER=postgres PGDATABASE=postgres
