@@ -1,6 +1,10 @@
 #include "bench/dispatcher_harness.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -26,6 +30,13 @@ long long dispatcher_setup::listening_backends() {
   return conn.scalar(
       "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'");
 }
+
+namespace {
+void set_niceness(pid_t pid, int nice) {
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(pid), nice) != 0)
+    throw std::runtime_error("--dispatcher-nice " + std::to_string(nice) + ": " + std::strerror(errno));
+}
+}  // namespace
 
 void dispatcher_setup::start(bool wait, const std::string& label) {
   if (proc_ && proc_->running()) throw std::logic_error("dispatcher_setup::start: the dispatcher still runs");
@@ -69,6 +80,11 @@ void dispatcher_setup::start(bool wait, const std::string& label) {
                                                           std::to_string(i) + ".log"));
   }
   if (opts_.dispatchers > 1) settings_["dispatchers"] = opts_.dispatchers;
+  if (opts_.dispatcher_nice) {
+    for (const pid_t pid : other_pids()) set_niceness(pid, *opts_.dispatcher_nice);
+    set_niceness(proc_->pid(), *opts_.dispatcher_nice);
+    settings_["niceness"] = *opts_.dispatcher_nice;
+  }
   if (wait) {
     wait_ready();
     rss_ready_mb_ = sample_process(proc_->pid()).rss_mb;

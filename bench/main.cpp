@@ -63,6 +63,7 @@ options:
   --meta-batch N        OUTBOX_DEST__META__DEFAULT__BATCH_SIZE (1000)
   --pgbench PATH        pgbench executable ($PG_TEST_BIN/pgbench, else /usr/bin/pgbench)
   --dispatcher PATH     dispatcher executable (the one next to outbox_bench)
+  --dispatcher-nice N   run the dispatchers at niceness N (-10: nine times the CPU weight; root)
   --claim-batch N       OUTBOX_CLAIM_BATCH for the dispatcher (its default when unset)
   --max-in-flight N     OUTBOX_MAX_IN_FLIGHT (its default when unset)
   --concurrency N       OUTBOX_DEST__WEBHOOK__DEFAULT__CONCURRENCY (its default when unset)
@@ -126,6 +127,7 @@ options parse(int argc, char** argv) {
     else if (a == "--meta-batch") o.meta_batch = std::stoi(next());
     else if (a == "--pgbench") o.pgbench = next();
     else if (a == "--dispatcher") o.dispatcher = next();
+    else if (a == "--dispatcher-nice") o.dispatcher_nice = std::stoi(next());
     else if (a == "--claim-batch") o.claim_batch = std::stoi(next());
     else if (a == "--max-in-flight") o.max_in_flight = std::stoi(next());
     else if (a == "--concurrency") o.concurrency = std::stoi(next());

@@ -58,6 +58,9 @@ struct options {
   std::optional<int> max_in_flight;
   std::optional<int> concurrency;
   std::string wake;  // "", "listen" or "poll"
+  // Scheduler niceness of the dispatcher processes (setpriority after spawn;
+  // below 0 needs root): its CPU weight next to busy writers on the same cores.
+  std::optional<int> dispatcher_nice;
   bool sign = true;  // configure a webhook secret (HMAC-SHA256 signatures)
   std::vector<std::pair<std::string, std::string>> extra_env;
 
