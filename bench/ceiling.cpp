@@ -90,13 +90,15 @@ json run_ceiling(const options& o) {
   }
   if (o.preload_sent > 0) preload_sent_rows(conn, o.preload_sent, rows.payload);
   (void)conn.exec("VACUUM ANALYZE event_delivery");
-  // The dispatcher's own session settings (dispatcher/db_link.cpp) and its
-  // choice of plan (db/delivery_store.cpp: small settles prepared with a
-  // generic plan, larger ones planned for their size), so that at small
+  // The dispatcher's own connections and session settings (dispatcher/db_link.cpp)
+  // and its choice of plan (db/delivery_store.cpp: small settles prepared with
+  // a generic plan, larger ones planned for their size), so that at small
   // batches this measures what the dispatcher's statements cost.
-  (void)conn.exec(db::sql::engine_session_settings);
+  (void)conn.exec(db::sql::claim_session_settings);
   conn.prepare("claim", db::sql::claim);
-  conn.prepare("settle", db::sql::settle);
+  pg settle_conn(db.conninfo());
+  (void)settle_conn.exec(db::sql::settle_session_settings);
+  settle_conn.prepare("settle", db::sql::settle);
 
   std::mt19937_64 rng{42};
   std::int64_t settled = 0, statements = 0;
@@ -120,11 +122,11 @@ json run_ceiling(const options& o) {
     }
     if (ids.empty()) break;
     if (ids.size() < db::sql::settle_prepared_below) {
-      (void)conn.exec_prepared("settle", sent_settle(ids, token));
+      (void)settle_conn.exec_prepared("settle", sent_settle(ids, token));
     } else {
-      (void)conn.exec("SET plan_cache_mode = force_custom_plan");
-      (void)conn.exec(db::sql::settle, sent_settle(ids, token));
-      (void)conn.exec("SET plan_cache_mode = force_generic_plan");
+      (void)settle_conn.exec("SET plan_cache_mode = force_custom_plan");
+      (void)settle_conn.exec(db::sql::settle, sent_settle(ids, token));
+      (void)settle_conn.exec("SET plan_cache_mode = force_generic_plan");
     }
     ++statements;
     settled += static_cast<std::int64_t>(ids.size());

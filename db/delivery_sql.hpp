@@ -7,12 +7,28 @@
 
 namespace outbox::db::sql {
 
-// The session of the claim and settle connections (dispatcher/db_link.cpp;
-// bench/ceiling.cpp runs the same): cached generic plans all day, and never a
-// sequential scan from a plan cached while the table was tiny.
-inline constexpr const char* engine_session_settings =
+// The sessions of the claim and settle connections (dispatcher/db_link.cpp;
+// bench/ceiling.cpp runs the same): cached generic plans all day, and none
+// that reads the whole table or backlog. A generic plan is made once per
+// session (again after each ANALYZE of the table). Made while the table held
+// a few rows (a fresh install, the first minute after a TRUNCATE or a big
+// prune), reading all of it looks cheaper than a lookup per row, and that
+// plan stays while the table grows: the claim read every due row by bitmap
+// and sorted them (121 ms per claim at a backlog of 8,000), the settle read
+// the whole primary key (30 - 100 ms per settle at 50,000 rows: the
+// 32-writer "slow mode" of docs/benchmarks.md). The recipe that makes both
+// plans is in tests/db/plan_stability_pgtest.cpp. With sequential and bitmap
+// scans off, the claim can only walk the schedule index in order, up to its
+// limit. The settle also runs without nested loops: its primary key lookups
+// are `d.id = ANY($2)`, bounded by the batch, and joined to the batch by hash
+// (a nested loop over the two would compare every pair).
+inline constexpr const char* claim_session_settings =
     "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), "
-    "set_config('enable_seqscan', 'off', false)";
+    "set_config('enable_seqscan', 'off', false), set_config('enable_bitmapscan', 'off', false)";
+inline constexpr const char* settle_session_settings =
+    "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), "
+    "set_config('enable_seqscan', 'off', false), set_config('enable_bitmapscan', 'off', false), "
+    "set_config('enable_nestloop', 'off', false)";
 
 // Due pending rows and rows whose lease expired (recovery never waits for the
 // sweeper), in schedule order, from one partial index (sql/0007): rows in
@@ -83,9 +99,9 @@ WHERE $7::text IS NULL AND (SELECT count(*) FROM picked) < $4)sql";
 // for their size: the generic plan of these unnest() joins cannot see the
 // batch size (measured with bench/statement_stats.sh: 154 vs 69 us per row
 // for large batches). started_at divides as float8, not numeric (exact to the
-// microsecond, cheaper). The settle connection runs with enable_seqscan = off
-// (dispatcher/db_link.cpp), so a generic plan made while the table was tiny
-// still joins on the primary key instead of scanning the table.
+// microsecond, cheaper). Every read of event_delivery is bounded by the
+// batch (`d.id = ANY(...)`), whatever the statistics were when its generic
+// plan was made (settle_session_settings above).
 inline constexpr std::size_t settle_prepared_below = 200;  // rows
 
 inline constexpr const char* settle = R"sql(
@@ -108,11 +124,13 @@ upd AS (
         provider_response = NULLIF(s.excerpt, ''),
         lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
     FROM s
-    WHERE d.id = s.id AND d.lease_token = s.token AND d.state = 'sending'
+    WHERE d.id = ANY($2::bigint[]) AND d.id = s.id AND d.lease_token = s.token AND d.state = 'sending'
     RETURNING d.id, d.provider, d.destination),
+missing AS (
+    SELECT id, token FROM s WHERE id NOT IN (SELECT id FROM upd)),
 prior AS (
-    SELECT d.id FROM event_delivery d JOIN s ON d.id = s.id AND d.lease_token = s.token
-    WHERE d.state <> 'sending' AND s.id NOT IN (SELECT id FROM upd)),
+    SELECT d.id FROM event_delivery d JOIN missing m ON d.id = m.id AND d.lease_token = m.token
+    WHERE d.id = ANY(ARRAY(SELECT id FROM missing)) AND d.state <> 'sending'),
 logged AS (
     INSERT INTO event_delivery_attempt
         (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, response_excerpt,

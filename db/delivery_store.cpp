@@ -163,7 +163,7 @@ asio::awaitable<settle_report> settle(connection& conn, std::string owner, std::
   // (No co_await inside a conditional expression: GCC 12 miscompiles it.)
   result r;
   if (batch.size() < sql::settle_prepared_below) {
-    r = co_await conn.async_query_prepared("outbox_settle_v3", sql::settle, settle_params(std::move(owner), batch),
+    r = co_await conn.async_query_prepared("outbox_settle_v4", sql::settle, settle_params(std::move(owner), batch),
                                            statement_timeout);
   } else {
     r = co_await large_settle(conn, settle_params(std::move(owner), batch));

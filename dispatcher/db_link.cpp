@@ -15,13 +15,13 @@ constexpr auto server_statement_timeout = 30s;
 // bench/statement_stats.sh): the claim is prepared and was planned anew at
 // every call (0.7 ms each) because its generic plan looks costlier on paper;
 // small settles are prepared too and large ones planned for their size
-// (db/delivery_store.cpp). A cached plan made
-// while the table was tiny (a fresh install, before autovacuum's first
-// ANALYZE) may scan the whole table, and would until the next ANALYZE:
-// enable_seqscan = off keeps it on the indexes every statement of these
-// connections has.
+// (db/delivery_store.cpp). Their session settings keep a cached plan made
+// while the table was tiny from reading the whole table once it has grown
+// (db/delivery_sql.hpp says how).
 const char* session_settings(const std::string& role) {
-  return role == "claim" || role == "settle" ? db::sql::engine_session_settings : nullptr;
+  if (role == "claim") return db::sql::claim_session_settings;
+  if (role == "settle") return db::sql::settle_session_settings;
+  return nullptr;
 }
 
 }  // namespace
