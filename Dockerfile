@@ -8,11 +8,21 @@ WORKDIR /src
 COPY scripts/setup.sh scripts/setup.sh
 RUN bash scripts/setup.sh --build-only
 COPY . .
+# The commit for `dispatcher --version`, `status` and outbox_build_info: the build
+# context has no .git (.dockerignore), so pass it: --build-arg OUTBOX_REVISION=$(git rev-parse HEAD).
+ARG OUTBOX_REVISION=unknown
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DOUTBOX_BUILD_TESTS=OFF \
  && cmake --build /build -j"$(nproc)" --target dispatcher \
  && strip /build/dispatcher /build/dispatcher-user-data.so
 
 FROM debian:12-slim
+ARG OUTBOX_REVISION=unknown
+# Where the source lives is the builder's to say (--build-arg OUTBOX_SOURCE_URL=...).
+ARG OUTBOX_SOURCE_URL=""
+LABEL org.opencontainers.image.title="outbox dispatcher" \
+      org.opencontainers.image.version="0.1.0" \
+      org.opencontainers.image.revision="$OUTBOX_REVISION" \
+      org.opencontainers.image.source="$OUTBOX_SOURCE_URL"
 # libicu72, libphonenumber8, libprotobuf32: user data normalization (docs/normalization.md);
 # the last two and ICU's i18n part only by the user data module.
 # The ISO 3166 tables are compiled in: iso-codes is a build dependency only.

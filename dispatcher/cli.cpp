@@ -234,7 +234,7 @@ int main(std::span<const std::string> args) {
     return args.empty() ? exit_usage : exit_ok;
   }
   if (args[0] == "--version") {
-    std::cout << "dispatcher " << version() << "\n";
+    std::cout << "dispatcher " << version_line() << "\n";
     return exit_ok;
   }
   for (const auto& c : subcommands) {

@@ -38,7 +38,7 @@ nlohmann::json settings_json(const config& cfg) {
 nlohmann::json config_json(const config& cfg) {
   auto destinations = nlohmann::json::array();
   for (const auto& d : cfg.destinations) destinations.push_back({{"provider", d.provider}, {"destination", d.name}});
-  return {{"valid", true},           {"version", std::string(version())}, {"settings", settings_json(cfg)},
+  return {{"valid", true},           {"version", std::string(version())}, {"revision", std::string(revision())}, {"settings", settings_json(cfg)},
           {"destinations", destinations}, {"warnings", cfg.warnings}};
 }
 

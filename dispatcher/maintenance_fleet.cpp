@@ -7,11 +7,8 @@
 
 #include "db/fleet_store.hpp"
 #include "dispatcher/maintenance.hpp"
+#include "dispatcher/version.hpp"
 #include "providers/canonical_event.hpp"
-
-#ifndef OUTBOX_VERSION
-#define OUTBOX_VERSION "dev"
-#endif
 
 namespace outbox {
 namespace {
@@ -81,7 +78,7 @@ asio::awaitable<bool> maintenance::async_fleet_refresh(db::connection& conn) {
 asio::awaitable<bool> maintenance::async_heartbeat(db::connection& conn) {
   if (!fleet_supported_) co_return true;
   const auto now = sys_clock::now();
-  db::heartbeat beat{ctx_.instance_id, OUTBOX_VERSION, host_name(), static_cast<int>(::getpid()), started_at_,
+  db::heartbeat beat{ctx_.instance_id, version_line(), host_name(), static_cast<int>(::getpid()), started_at_,
                      ctx_.cfg.sweep_interval, nlohmann::json::array()};
   ctx_.destinations.for_each([&](const destination& d) {
     if (!d.gate.paused(now) || d.gate.manually_paused()) return;

@@ -154,8 +154,9 @@ void metrics::render_destination_gauges(std::string& out) const {
 
 // The metrics every Prometheus client library exports, named as they name them.
 void metrics::render_process(std::string& out) const {
-  header(out, "outbox_build_info", "gauge", "Always 1; the version label is the dispatcher's.");
-  sample(out, "outbox_build_info", "version=\"" + label_value(std::string(version())) + "\"", 1);
+  header(out, "outbox_build_info", "gauge", "Always 1; the labels are the dispatcher's version and commit.");
+  sample(out, "outbox_build_info",
+         "version=\"" + label_value(std::string(version())) + "\",revision=\"" + label_value(std::string(revision())) + "\"", 1);
   if (!process) return;
   header(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
   sample(out, "process_cpu_seconds_total", "", process->cpu_seconds);

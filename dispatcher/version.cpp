@@ -9,4 +9,6 @@ namespace outbox {
 
 std::string_view version() noexcept { return OUTBOX_VERSION; }
 
+std::string version_line() { return std::string(version()) + " (commit " + std::string(revision()) + ")"; }
+
 }  // namespace outbox

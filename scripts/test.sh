@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, starts a throwaway
-# PostgreSQL and runs every test case (one ctest test per doctest case), then
-# builds the libFuzzer targets with clang and runs each for a few seconds.
+# The test command: installs what is missing, builds the dispatcher exactly as
+# the Dockerfile does (scripts/build_image.sh: Release, stripped, in build/), adds
+# the test programs to that build (compiled at -O0, linked against the image's
+# Release libraries), starts a throwaway PostgreSQL and runs every test case (one
+# ctest test per doctest case, the image smoke test among them), then builds the
+# libFuzzer targets with clang and runs each for a few seconds.
 #   scripts/test.sh              everything (build/, then build-fuzz/)
 #   scripts/test.sh --sanitize   the same tests built with ASan + UBSan (build-asan/);
 #                                the fuzz targets are sanitized already, so not rerun
@@ -26,12 +29,39 @@ jobs=${OUTBOX_TEST_JOBS:-$(nproc)}
 started=$(date +%s)
 scripts/check_sizes.sh  # no source file over 500 lines, no function over 60
 scripts/setup.sh
-cmake --preset "$preset" >/dev/null
-cmake --build --preset "$preset" -j "$jobs"
-build_dir=build
-[ "$preset" = asan ] && build_dir=build-asan
+phase() { echo "test.sh: $1 at $(( $(date +%s) - started )) s"; }
+phase "set-up done"
+if [ "$preset" = asan ]; then
+  build_dir=build-asan
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan -j "$jobs"
+else
+  build_dir=build
+  # A developer preset's build/ (not Release) would be rebuilt at every switch: start clean.
+  if [ -f build/CMakeCache.txt ] && ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' build/CMakeCache.txt; then
+    rm -rf build
+  fi
+  scripts/build_image.sh build   # the Dockerfile's own cmake, build and strip commands
+  phase "image build done"
+  # The tests join that build directory: same flags, so the image's libraries are not rebuilt.
+  log=$(mktemp)
+  cmake -S . -B build -DOUTBOX_BUILD_TESTS=ON >/dev/null
+  cmake --build build -j "$jobs" 2>&1 | tee "$log"
+  if grep -E '(^|[[:space:]])warning:' "$log" >/dev/null; then
+    echo "test.sh: the test build printed warnings (above)" >&2
+    exit 1
+  fi
+  rm -f "$log"
+  export OUTBOX_REQUIRE_IMAGE_BUILD=1  # tests/deploy/image_build_test.cpp, tests/e2e/image_smoke_e2e.cpp
+fi
+phase "test build done"
 # Unit tests run in parallel; PostgreSQL and e2e tests are RUN_SERIAL (CMakeLists.txt).
 scripts/with_postgres.sh ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+if [ "$preset" != asan ] && docker info >/dev/null 2>&1; then
+  scripts/image_smoke.sh
+else
+  echo "test.sh: no Docker engine answers (docker info): the container smoke test (scripts/image_smoke.sh) is skipped"
+fi
 echo "test.sh: tests passed in $(( $(date +%s) - started )) s"
 
 if ((fuzz)); then

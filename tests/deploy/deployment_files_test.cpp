@@ -23,6 +23,7 @@
 
 #include "dispatcher/config.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/dockerfile.hpp"
 #include "tests/support/python_process.hpp"
 
 #ifndef OUTBOX_SOURCE_DIR
@@ -31,7 +32,9 @@
 
 using namespace std::chrono_literals;
 using nlohmann::json;
+using outbox::test::parse_dockerfile;
 using outbox::test::run_python;
+using outbox::test::stage;
 
 namespace {
 
@@ -44,54 +47,6 @@ constexpr auto longest_start = 10s + 60s + 60s;
 // After the grace period: up to 6 s to record outcomes and up to 10 s for the
 // last background tasks (dispatcher/engine.cpp, async_drain), plus a margin.
 constexpr auto shutdown_beyond_grace = 20s;
-
-struct instruction {
-  std::string keyword;  // upper case: RUN, USER, ...
-  std::string args;     // continuation lines joined
-};
-
-struct stage {
-  std::string from;  // FROM's arguments
-  std::vector<instruction> instructions;
-
-  [[nodiscard]] std::vector<std::string> all(const std::string& keyword) const {
-    std::vector<std::string> out;
-    for (const auto& i : instructions) {
-      if (i.keyword == keyword) out.push_back(i.args);
-    }
-    return out;
-  }
-  [[nodiscard]] std::string runs() const {
-    std::string out;
-    for (const auto& r : all("RUN")) out += r + "\n";
-    return out;
-  }
-};
-
-// The Dockerfile's stages: comments dropped, `\` continuations joined.
-std::vector<stage> parse_dockerfile(const std::string& text) {
-  std::vector<stage> stages;
-  std::istringstream in(text);
-  std::string logical;
-  for (std::string line; std::getline(in, line);) {
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
-    const bool continued = !line.empty() && line.back() == '\\';
-    logical += continued ? line.substr(0, line.size() - 1) : line;
-    if (continued) continue;
-    const auto start = logical.find_first_not_of(" \t");
-    const auto space = logical.find_first_of(" \t", start);
-    instruction ins{logical.substr(start, space - start), space == std::string::npos ? "" : logical.substr(space + 1)};
-    std::transform(ins.keyword.begin(), ins.keyword.end(), ins.keyword.begin(), ::toupper);
-    logical.clear();
-    if (ins.keyword == "FROM") {
-      stages.push_back(stage{ins.args, {}});
-    } else if (!stages.empty()) {
-      stages.back().instructions.push_back(ins);
-    }
-  }
-  return stages;
-}
 
 std::set<std::string> words(const std::string& text) {
   std::set<std::string> out;

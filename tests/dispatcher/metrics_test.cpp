@@ -18,6 +18,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 
 #include "dispatcher/metrics.hpp"
+#include "dispatcher/version.hpp"
 #include "dispatcher/metrics_server.hpp"
 #include "providers/https_client.hpp"
 #include "providers/match_keys.hpp"
@@ -165,9 +166,11 @@ TEST_CASE("a settled failure becomes its destination's last error; put-backs do 
   CHECK(m.last_errors.at(k).message == "HTTP 400: bad event");
 }
 
-TEST_CASE("outbox_build_info carries the project version from CMakeLists.txt") {
+TEST_CASE("outbox_build_info carries the project version from CMakeLists.txt and the commit") {
   const auto text = outbox::metrics{}.render();
-  CHECK(has_line(text, "outbox_build_info{version=\"" + project_version() + "\"} 1"));
+  CHECK(has_line(text, "outbox_build_info{version=\"" + project_version() + "\",revision=\"" +
+                           std::string(outbox::revision()) + "\"} 1"));
+  CHECK((outbox::revision() == "unknown" || outbox::revision().size() == 12));
 }
 
 TEST_CASE("process metrics: /proc/self/stat parsed, and this process's own figures rendered") {

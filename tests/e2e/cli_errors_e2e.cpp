@@ -139,10 +139,11 @@ TEST_CASE("stumble 6: a command stuck behind another session's lock gives up aft
   CHECK(discard.output.find("gave up after 5 s waiting for a lock") != std::string::npos);
 }
 
-TEST_CASE("--version prints the project version from CMakeLists.txt") {
+TEST_CASE("--version prints the project version from CMakeLists.txt and the commit") {
   const auto r = outbox::test::run_cli({"--version"}, {});
   CHECK(r.exit_code == 0);
-  CHECK(r.output == "dispatcher " + project_version() + "\n");
+  CHECK(r.output.starts_with("dispatcher " + project_version() + " (commit "));
+  CHECK(r.output.ends_with(")\n"));
 }
 
 TEST_CASE("config --json: the masked settings, the destinations and the version for programs") {

@@ -46,11 +46,12 @@ environment child_environment(const environment& overrides) {
   return env;
 }
 
-dispatcher_process::dispatcher_process(std::vector<std::string> args, const environment& overrides, std::string name)
+dispatcher_process::dispatcher_process(std::vector<std::string> args, const environment& overrides, std::string name,
+                                       const std::filesystem::path& exe)
     : name_(std::move(name)), args_(std::move(args)) {
   dir_ = make_temp_dir("outbox-e2e");
   log_path_ = dir_ / (name_ + ".log");
-  std::vector<std::string> argv{OUTBOX_DISPATCHER_EXE};
+  std::vector<std::string> argv{exe.string()};
   argv.insert(argv.end(), args_.begin(), args_.end());
   try {
     const child_handle child = spawn_child(argv, child_environment(overrides), log_path_, log_path_);

@@ -32,10 +32,11 @@ namespace outbox::test {
 
 class dispatcher_process {
  public:
-  // Starts `dispatcher <args...>` (OUTBOX_DISPATCHER_EXE). `name` names the log
-  // file and the process in diagnostics. Throws std::system_error when the
-  // executable cannot be started.
-  dispatcher_process(std::vector<std::string> args, const environment& overrides, std::string name = "dispatcher");
+  // Starts `dispatcher <args...>` (`exe`: the build's OUTBOX_DISPATCHER_EXE unless
+  // given). `name` names the log file and the process in diagnostics. Throws
+  // std::system_error when the executable cannot be started.
+  dispatcher_process(std::vector<std::string> args, const environment& overrides, std::string name = "dispatcher",
+                     const std::filesystem::path& exe = OUTBOX_DISPATCHER_EXE);
   ~dispatcher_process();  // SIGKILL if still running, reap, remove the log directory
   dispatcher_process(const dispatcher_process&) = delete;
   dispatcher_process& operator=(const dispatcher_process&) = delete;

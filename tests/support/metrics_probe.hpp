@@ -6,6 +6,8 @@
 
 namespace outbox::test {
 
+// GET <path> on 127.0.0.1:<port>; the whole response, headers included.
+[[nodiscard]] std::string http_get_local(std::uint16_t port, const std::string& path);
 // GET /metrics on 127.0.0.1:<port>; the whole response, headers included.
 [[nodiscard]] std::string scrape_metrics(std::uint16_t port);
 // A port that was free a moment ago (OUTBOX_METRICS_ADDRESS does not take port 0).
