@@ -70,17 +70,9 @@ outbox::environment every_provider(const outbox::test::e2e_fixture& fx, const ou
                           {"OUTBOX_DEST__TIKTOK__DEFAULT__ACCESS_TOKEN", "tiktok-good-token"},
                           {"OUTBOX_DEST__TIKTOK__DEFAULT__EVENT_SOURCE_ID", "CRMEVENTSET1"},
                           {"OUTBOX_DEST__TIKTOK__DEFAULT__BASE_URL", base}};
-  using outbox::test::fake_google;
-  for (const std::string p : {"OUTBOX_DEST__GOOGLE_ADS__DEFAULT__", "OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__"}) {
-    env[p + "CONVERSION_ACTION_ID"] = "987654";
-    env[p + "CLIENT_ID"] = std::string(fake_google::client_id);
-    env[p + "CLIENT_SECRET"] = std::string(fake_google::client_secret);
-    env[p + "REFRESH_TOKEN"] = std::string(fake_google::refresh_token);
-    env[p + "TOKEN_URL"] = google.token_url();
-    env[p + "BASE_URL"] = google.base_url();
+  for (const auto* provider : {"GOOGLE_ADS", "GOOGLE_DATA_MANAGER"}) {
+    for (auto& [k, v] : google.destination_settings(provider)) env[k] = v;
   }
-  env["OUTBOX_DEST__GOOGLE_ADS__DEFAULT__CUSTOMER_ID"] = "123-456-7890";
-  env["OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__ACCOUNT_ID"] = "1234567890";
   return env;
 }
 

@@ -29,27 +29,13 @@ constexpr const char* conversion_action = "customers/1234567890/conversionAction
 void google_ads_env(outbox::environment& env, const fake_google& g, const outbox::test::test_ca& ca,
                     const std::string& name = "DEFAULT") {
   env["OUTBOX_EXTRA_CA_FILE"] = ca.cert_pem_file().string();
-  const std::string p = "OUTBOX_DEST__GOOGLE_ADS__" + name + "__";
-  env[p + "CUSTOMER_ID"] = "123-456-7890";
-  env[p + "CONVERSION_ACTION_ID"] = "987654";
-  env[p + "CLIENT_ID"] = std::string(fake_google::client_id);
-  env[p + "CLIENT_SECRET"] = std::string(fake_google::client_secret);
-  env[p + "REFRESH_TOKEN"] = std::string(fake_google::refresh_token);
-  env[p + "TOKEN_URL"] = g.token_url();
-  env[p + "BASE_URL"] = g.base_url();
+  for (auto& [k, v] : g.destination_settings("GOOGLE_ADS", name)) env[k] = v;
 }
 
 void data_manager_env(outbox::environment& env, const fake_google& g, const outbox::test::test_ca& ca,
                       const std::string& name) {
   env["OUTBOX_EXTRA_CA_FILE"] = ca.cert_pem_file().string();
-  const std::string p = "OUTBOX_DEST__GOOGLE_DATA_MANAGER__" + name + "__";
-  env[p + "ACCOUNT_ID"] = "1234567890";
-  env[p + "CONVERSION_ACTION_ID"] = "987654";
-  env[p + "CLIENT_ID"] = std::string(fake_google::client_id);
-  env[p + "CLIENT_SECRET"] = std::string(fake_google::client_secret);
-  env[p + "REFRESH_TOKEN"] = std::string(fake_google::refresh_token);
-  env[p + "TOKEN_URL"] = g.token_url();
-  env[p + "BASE_URL"] = g.base_url();
+  for (auto& [k, v] : g.destination_settings("GOOGLE_DATA_MANAGER", name)) env[k] = v;
 }
 
 std::string column_of(const engine_harness& h, std::int64_t id, const std::string& column) {

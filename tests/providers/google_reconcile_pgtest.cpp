@@ -41,14 +41,8 @@ void reconciled_env(outbox::environment& env, const fake_google& g, const outbox
   env["OUTBOX_CONNECT_TIMEOUT_MS"] = "4000";
   env["OUTBOX_REQUEST_TIMEOUT_MS"] = "4000";
   env["OUTBOX_LEASE_SECONDS"] = "42";
+  for (auto& [k, v] : g.destination_settings("GOOGLE_DATA_MANAGER")) env[k] = v;
   const std::string p = "OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__";
-  env[p + "ACCOUNT_ID"] = "1234567890";
-  env[p + "CONVERSION_ACTION_ID"] = "987654";
-  env[p + "CLIENT_ID"] = std::string(fake_google::client_id);
-  env[p + "CLIENT_SECRET"] = std::string(fake_google::client_secret);
-  env[p + "REFRESH_TOKEN"] = std::string(fake_google::refresh_token);
-  env[p + "TOKEN_URL"] = g.token_url();
-  env[p + "BASE_URL"] = g.base_url();
   env[p + "STATUS_CHECK_DELAY_SECONDS"] = "1";
   env[p + "BATCH_SIZE"] = batch_size;
 }

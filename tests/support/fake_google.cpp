@@ -381,6 +381,20 @@ std::string fake_google::base_url() const { return server_.url("", "localhost");
 
 std::string fake_google::token_url() const { return server_.url("/token", "localhost"); }
 
+std::map<std::string, std::string, std::less<>> fake_google::destination_settings(std::string_view provider,
+                                                                                  std::string_view name) const {
+  const std::string p = "OUTBOX_DEST__" + std::string(provider) + "__" + std::string(name) + "__";
+  std::map<std::string, std::string, std::less<>> env{{p + "CONVERSION_ACTION_ID", "987654"},
+                                                      {p + "CLIENT_ID", std::string(client_id)},
+                                                      {p + "CLIENT_SECRET", std::string(client_secret)},
+                                                      {p + "REFRESH_TOKEN", std::string(refresh_token)},
+                                                      {p + "TOKEN_URL", token_url()},
+                                                      {p + "BASE_URL", base_url()}};
+  if (provider == "GOOGLE_ADS") env[p + "CUSTOMER_ID"] = "123-456-7890";
+  else env[p + "ACCOUNT_ID"] = "1234567890";
+  return env;
+}
+
 void fake_google::revoke_refresh_token() {
   const std::lock_guard lock{state_->mutex};
   state_->refresh_revoked = true;

@@ -29,6 +29,7 @@
 // Anything else can be scripted on server() (scripted plans win over all of this).
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,6 +63,10 @@ class fake_google {
 
   [[nodiscard]] std::string base_url() const;   // "https://localhost:<port>"
   [[nodiscard]] std::string token_url() const;  // base_url() + "/token"
+  // The dispatcher settings of destination `name` of `provider` ("GOOGLE_ADS" or
+  // "GOOGLE_DATA_MANAGER") on this fake: its ids, OAuth client and URLs.
+  [[nodiscard]] std::map<std::string, std::string, std::less<>> destination_settings(std::string_view provider,
+                                                                                     std::string_view name = "DEFAULT") const;
 
   // ---- OAuth ----
   // From now on the token endpoint answers 400 invalid_grant.
