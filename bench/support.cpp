@@ -348,7 +348,7 @@ std::string fmt(double v, int decimals) {
   if (decimals == 0 && std::fabs(v) >= 10000) {  // thousands separators for big counts
     const bool neg = s.front() == '-';
     std::string digits = neg ? s.substr(1) : s;
-    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), 1, ',');  // (pos, count, char): GCC 12 -O3 warns falsely on (pos, "")
     s = (neg ? "-" : "") + digits;
   }
   return s;
