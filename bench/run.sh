@@ -34,7 +34,7 @@ if [ $build_first -eq 1 ]; then
   # the bench program added to that directory with the same flags.
   (cd "$root" && scripts/build_image.sh "$build")
   cmake -S "$root" -B "$build" -DOUTBOX_BUILD_TESTS=ON >/dev/null
-  cmake --build "$build" -j2 --target outbox_bench
+  cmake --build "$build" -j2 --target outbox_bench rss_floor
 fi
 
 rev=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)

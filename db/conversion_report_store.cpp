@@ -6,7 +6,7 @@ namespace outbox::db {
 namespace {
 
 namespace asio = boost::asio;
-constexpr std::chrono::seconds statement_timeout{60};
+constexpr std::chrono::seconds report_timeout{60};
 constexpr int top_dropped = 5;  // field:reason pairs listed per destination
 
 // The window's delivered attempts are found through the rows sent in it
@@ -81,7 +81,7 @@ FROM dests x)sql";
 
 asio::awaitable<nlohmann::json> async_conversion_report(connection& conn, std::span<const std::string> match_keys) {
   params args{text_array(match_keys), std::to_string(top_dropped)};
-  const auto r = co_await conn.async_query(conversion_report_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(conversion_report_sql, std::move(args), report_timeout);
   co_return nlohmann::json::parse(r.text(0, 0));
 }
 

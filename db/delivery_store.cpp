@@ -7,7 +7,7 @@ namespace outbox::db {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr auto statement_timeout = 30s;
+constexpr auto delivery_timeout = 30s;
 // Bounds of the free-form texts a settle stores (the columns are text; these
 // keep rows and the attempts log small).
 constexpr std::size_t max_error_bytes = 2000;
@@ -28,10 +28,6 @@ std::string_view state_text(settle_state s) {
       break;
   }
   return "pending";
-}
-
-std::int64_t epoch_ms(sys_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
 std::vector<swept_row> swept_rows(const result& r) {
@@ -68,7 +64,7 @@ asio::awaitable<claim_batch> claim(connection& conn, const claim_request& req) {
               std::to_string(req.max_attempts),
               text_array(req.skip_destinations),
               req.only_destination};
-  const auto r = co_await conn.async_query_prepared("outbox_claim_v4", sql::claim, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query_prepared("outbox_claim_v4", sql::claim, std::move(args), delivery_timeout);
   claim_batch found;
   found.rows.reserve(static_cast<std::size_t>(r.rows()));
   for (int i = 0; i < r.rows(); ++i) {
@@ -150,9 +146,9 @@ asio::awaitable<result> large_settle(connection& conn, params args) {
   params custom, generic;
   custom.emplace_back(std::string("force_custom_plan"));
   generic.emplace_back(std::string("force_generic_plan"));
-  (void)co_await conn.async_query(plan_mode_sql, std::move(custom), statement_timeout);
-  auto r = co_await async_try(conn.async_query(sql::settle, std::move(args), statement_timeout));
-  if (conn.is_open()) (void)co_await conn.async_query(plan_mode_sql, std::move(generic), statement_timeout);
+  (void)co_await conn.async_query(plan_mode_sql, std::move(custom), delivery_timeout);
+  auto r = co_await async_try(conn.async_query(sql::settle, std::move(args), delivery_timeout));
+  if (conn.is_open()) (void)co_await conn.async_query(plan_mode_sql, std::move(generic), delivery_timeout);
   co_return std::move(r).value();  // rethrows a failure (db::error)
 }
 
@@ -164,7 +160,7 @@ asio::awaitable<settle_report> settle(connection& conn, std::string owner, std::
   result r;
   if (batch.size() < sql::settle_prepared_below) {
     r = co_await conn.async_query_prepared("outbox_settle_v4", sql::settle, settle_params(std::move(owner), batch),
-                                           statement_timeout);
+                                           delivery_timeout);
   } else {
     r = co_await large_settle(conn, settle_params(std::move(owner), batch));
   }
@@ -179,14 +175,14 @@ asio::awaitable<settle_report> settle(connection& conn, std::string owner, std::
 asio::awaitable<std::int64_t> renew(connection& conn, std::span<const std::int64_t> ids,
                                     std::span<const std::string> tokens, std::chrono::seconds lease) {
   params args{int_array(ids), text_array(tokens), std::to_string(lease.count())};
-  const auto r = co_await conn.async_query(sql::renew, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(sql::renew, std::move(args), delivery_timeout);
   co_return r.affected();
 }
 
 asio::awaitable<std::vector<std::int64_t>> release_orphans(connection& conn, const std::string& owner,
                                                            std::span<const std::string> held_tokens) {
   params args{owner, text_array(held_tokens)};
-  const auto r = co_await conn.async_query(sql::release_orphans, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(sql::release_orphans, std::move(args), delivery_timeout);
   std::vector<std::int64_t> ids;
   for (int i = 0; i < r.rows(); ++i) ids.push_back(r.int64(i, 0));
   co_return ids;
@@ -202,7 +198,7 @@ const std::string& sweep_statement(bool dry_run) {
 asio::awaitable<std::vector<swept_row>> sweep(connection& conn, const sweep_request& req) {
   params args{req.provider, std::to_string(req.older_than.count()), std::to_string(req.max_attempts),
               text_array(req.hold_destinations)};
-  const auto r = co_await conn.async_query(sweep_statement(req.dry_run), std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(sweep_statement(req.dry_run), std::move(args), delivery_timeout);
   co_return swept_rows(r);
 }
 
@@ -210,7 +206,7 @@ asio::awaitable<std::optional<std::chrono::milliseconds>> next_due(connection& c
                                                                    std::span<const std::string> skip_destinations) {
   params args{text_array(skip_destinations)};
   const auto r = co_await conn.async_query_prepared("outbox_next_due_v3", sql::next_due, std::move(args),
-                                                    statement_timeout);
+                                                    delivery_timeout);
   const auto ms = r.opt_int64(0, 0);
   if (!ms) co_return std::nullopt;
   co_return std::chrono::milliseconds(std::max<std::int64_t>(*ms, 0));
@@ -228,7 +224,7 @@ asio::awaitable<void> record_policies(connection& conn, const std::string& owner
     max_attempts.push_back(p.max_attempts);
   }
   params args{text_array(providers), text_array(destinations), bool_array(holds), int_array(max_attempts), owner};
-  (void)co_await conn.async_query(sql::record_policies, std::move(args), statement_timeout);
+  (void)co_await conn.async_query(sql::record_policies, std::move(args), delivery_timeout);
 }
 
 }  // namespace

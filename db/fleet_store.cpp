@@ -7,7 +7,7 @@ namespace outbox::db {
 namespace {
 
 namespace asio = boost::asio;
-constexpr std::chrono::seconds statement_timeout{30};
+constexpr std::chrono::seconds fleet_timeout{30};
 
 constexpr const char* beat_sql = R"sql(
 INSERT INTO outbox_dispatcher_heartbeat
@@ -67,20 +67,16 @@ SELECT coalesce(json_agg(json_build_object(
     'automatic_pauses', automatic_pauses) ORDER BY last_seen DESC), '[]')::text
 FROM outbox_dispatcher_heartbeat)sql";
 
-std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
 asio::awaitable<void> beat(connection& conn, const heartbeat& b) {
   params args{b.instance, clean_text(b.version, 100), clean_text(b.host, 200), std::to_string(b.pid),
               std::to_string(epoch_ms(b.started_at)), std::to_string(b.sweep_interval.count()),
               b.automatic_pauses.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
-  (void)co_await conn.async_query(beat_sql, std::move(args), statement_timeout);
+  (void)co_await conn.async_query(beat_sql, std::move(args), fleet_timeout);
 }
 
 asio::awaitable<std::vector<resume_request>> resume_requests(connection& conn, std::string& since) {
   params args{since};
-  const auto r = co_await conn.async_query(resume_requests_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(resume_requests_sql, std::move(args), fleet_timeout);
   std::vector<resume_request> out;
   for (int i = 0; i < r.rows(); ++i) {
     if (r.is_null(i, 0)) {
@@ -93,7 +89,7 @@ asio::awaitable<std::vector<resume_request>> resume_requests(connection& conn, s
 }
 
 asio::awaitable<std::vector<destination_lag>> delivery_lag(connection& conn) {
-  const auto r = co_await conn.async_query(delivery_lag_sql, {}, statement_timeout);
+  const auto r = co_await conn.async_query(delivery_lag_sql, {}, fleet_timeout);
   std::vector<destination_lag> out;
   for (int i = 0; i < r.rows(); ++i) {
     out.push_back({std::string(r.text(i, 0)), std::string(r.text(i, 1)), std::stod(std::string(r.text(i, 2))),
@@ -119,25 +115,25 @@ asio::awaitable<outcome<std::vector<destination_lag>>> async_delivery_lag(connec
 asio::awaitable<bool> async_known_destination(connection& conn, const std::string& provider,
                                               const std::string& destination) {
   params args{provider, destination};
-  const auto r = co_await conn.async_query(known_destination_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(known_destination_sql, std::move(args), fleet_timeout);
   co_return r.text(0, 0) == "t";
 }
 
 asio::awaitable<void> async_signal_pauses(connection& conn) {
   params args{std::string{pauses_changed_payload}};
-  (void)co_await conn.async_query(signal_pauses_sql, std::move(args), statement_timeout);
+  (void)co_await conn.async_query(signal_pauses_sql, std::move(args), fleet_timeout);
 }
 
 asio::awaitable<std::int64_t> async_request_resume(connection& conn, const std::string& provider,
                                                    const std::string& destination, const std::string& by) {
   params args{provider, destination, by};
-  const auto r = co_await conn.async_query(request_resume_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(request_resume_sql, std::move(args), fleet_timeout);
   co_await async_signal_pauses(conn);
   co_return r.int64(0, 0);
 }
 
 asio::awaitable<nlohmann::json> async_fleet(connection& conn) {
-  const auto r = co_await conn.async_query(fleet_sql, {}, statement_timeout);
+  const auto r = co_await conn.async_query(fleet_sql, {}, fleet_timeout);
   co_return nlohmann::json::parse(std::string(r.text(0, 0)));
 }
 

@@ -8,11 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/transaction_sql.hpp"
+
 namespace outbox::db {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr auto statement_timeout = 120s;
+constexpr auto import_timeout = 120s;
 constexpr int max_batch_size = 100000;
 
 // The statements below are templates: {table}, {id} and {column} are replaced
@@ -148,10 +150,7 @@ SELECT (SELECT count(*) FROM parsed) + (SELECT count(*) FROM bad_ledger),
        (SELECT list FROM samples),
        (SELECT count(*) FROM unsent))sql";
 
-constexpr const char* begin_sql = "BEGIN";
 constexpr const char* begin_read_only_sql = "BEGIN READ ONLY";
-constexpr const char* commit_sql = "COMMIT";
-constexpr const char* rollback_sql = "ROLLBACK";
 
 struct source_names {
   std::string table;  // quoted
@@ -180,7 +179,7 @@ asio::awaitable<std::string> async_check_source(connection& conn, const ledger_i
   std::vector<std::string> columns{req.id_column};
   for (const auto& l : req.ledgers) columns.push_back(l.column);
   params args{quoted_table, text_array(columns)};
-  const auto r = co_await conn.async_query(describe_source_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(describe_source_sql, std::move(args), import_timeout);
   if (r.rows() == 0) throw ledger_import_error("no table or view named " + quoted_table);
   const std::string resolved(r.text(0, 0));
   std::map<std::string, std::string> types;
@@ -244,7 +243,7 @@ asio::awaitable<void> async_import_batch(connection& conn, const ledger_import_r
                                          const std::vector<std::string>& statements, std::int64_t low,
                                          std::int64_t high, ledger_import_summary& summary) {
   const params no_args;
-  (void)co_await conn.async_query(req.dry_run ? begin_read_only_sql : begin_sql, no_args, statement_timeout);
+  (void)co_await conn.async_query(req.dry_run ? begin_read_only_sql : begin_sql, no_args, import_timeout);
   std::vector<ledger_batch_result> results;
   std::exception_ptr failure;
   try {
@@ -255,10 +254,10 @@ asio::awaitable<void> async_import_batch(connection& conn, const ledger_import_r
         args.emplace_back(req.ledgers[i].column);
         args.emplace_back(req.destination);
       }
-      const auto r = co_await conn.async_query(statements[i], std::move(args), statement_timeout);
+      const auto r = co_await conn.async_query(statements[i], std::move(args), import_timeout);
       results.push_back(read_batch_result(r));
     }
-    (void)co_await conn.async_query(commit_sql, no_args, statement_timeout);
+    (void)co_await conn.async_query(commit_sql, no_args, import_timeout);
   } catch (...) {
     failure = std::current_exception();
   }
@@ -266,7 +265,7 @@ asio::awaitable<void> async_import_batch(connection& conn, const ledger_import_r
     // Leave the connection usable; the original error is what matters.
     if (conn.is_open()) {
       try {
-        (void)co_await conn.async_query(rollback_sql, no_args, statement_timeout);
+        (void)co_await conn.async_query(rollback_sql, no_args, import_timeout);
       } catch (const std::exception&) {
       }
     }
@@ -368,7 +367,7 @@ asio::awaitable<ledger_import_summary> async_import_ledgers(connection& conn, co
   std::int64_t low = std::numeric_limits<std::int64_t>::min();
   for (;;) {
     params args{std::to_string(low), std::to_string(req.batch_size)};
-    const auto r = co_await conn.async_query(next_batch, std::move(args), statement_timeout);
+    const auto r = co_await conn.async_query(next_batch, std::move(args), import_timeout);
     const auto leads = r.int64(0, 1);
     if (leads == 0) break;
     const auto high = r.int64(0, 0);

@@ -7,12 +7,14 @@
 
 #include <openssl/sha.h>
 
+#include "db/transaction_sql.hpp"
+
 namespace outbox::db {
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto statement_timeout = 60s;  // waiting for another migrator's lock counts here
+constexpr auto migrate_timeout = 60s;  // waiting for another migrator's lock counts here
 
 // A fixed key for pg_advisory_lock: "outbox-migrate" as an integer.
 constexpr const char* lock_sql = "SELECT pg_advisory_lock(7310594112315183976)";
@@ -27,9 +29,6 @@ CREATE TABLE IF NOT EXISTS outbox_schema_migrations (
 
 constexpr const char* list_sql = "SELECT name, checksum FROM outbox_schema_migrations ORDER BY name";
 constexpr const char* record_sql = "INSERT INTO outbox_schema_migrations (name, checksum) VALUES ($1, $2)";
-constexpr const char* begin_sql = "BEGIN";
-constexpr const char* commit_sql = "COMMIT";
-constexpr const char* rollback_sql = "ROLLBACK";
 constexpr const char* table_exists_sql = "SELECT to_regclass('outbox_schema_migrations') IS NOT NULL";
 
 std::string checksum(const std::string& text) {
@@ -45,26 +44,26 @@ std::string checksum(const std::string& text) {
 }
 
 asio::awaitable<void> apply_one(connection& conn, const migration& m) {
-  co_await conn.async_exec_script(begin_sql, statement_timeout);
+  co_await conn.async_exec_script(begin_sql, migrate_timeout);
   try {
-    co_await conn.async_exec_script(m.sql, statement_timeout);
+    co_await conn.async_exec_script(m.sql, migrate_timeout);
     params record{m.name, checksum(m.sql)};  // named: GCC 12 mishandles braced temporaries across co_await
-    (void)co_await conn.async_query(record_sql, std::move(record), statement_timeout);
+    (void)co_await conn.async_query(record_sql, std::move(record), migrate_timeout);
   } catch (const error& e) {
     if (e.connection_lost()) throw;
     // The transaction is aborted; async_migrate rolls it back and reports this.
     throw error(error_kind::sql, "migration " + m.name + " failed: " + e.what(), e.sqlstate());
   }
-  co_await conn.async_exec_script(commit_sql, statement_timeout);
+  co_await conn.async_exec_script(commit_sql, migrate_timeout);
 }
 
 }  // namespace
 
 asio::awaitable<std::vector<std::string>> async_applied_migrations(connection& conn) {
   std::vector<std::string> names;
-  const auto exists = co_await conn.async_query(table_exists_sql, {}, statement_timeout);
+  const auto exists = co_await conn.async_query(table_exists_sql, {}, migrate_timeout);
   if (!exists.boolean(0, 0)) co_return names;
-  const auto r = co_await conn.async_query(list_sql, {}, statement_timeout);
+  const auto r = co_await conn.async_query(list_sql, {}, migrate_timeout);
   for (int i = 0; i < r.rows(); ++i) names.emplace_back(r.text(i, 0));
   co_return names;
 }
@@ -72,9 +71,9 @@ asio::awaitable<std::vector<std::string>> async_applied_migrations(connection& c
 asio::awaitable<migration_status> async_migration_status(connection& conn, const std::vector<migration>& all) {
   migration_status status;
   std::set<std::string> recorded;
-  const auto exists = co_await conn.async_query(table_exists_sql, {}, statement_timeout);
+  const auto exists = co_await conn.async_query(table_exists_sql, {}, migrate_timeout);
   if (exists.boolean(0, 0)) {
-    const auto r = co_await conn.async_query(list_sql, {}, statement_timeout);
+    const auto r = co_await conn.async_query(list_sql, {}, migrate_timeout);
     for (int i = 0; i < r.rows(); ++i) {
       const std::string name(r.text(i, 0));
       recorded.insert(name);
@@ -91,12 +90,12 @@ asio::awaitable<migration_status> async_migration_status(connection& conn, const
 }
 
 asio::awaitable<migrate_report> async_migrate(connection& conn, const std::vector<migration>& all) {
-  (void)co_await conn.async_query(lock_sql, {}, statement_timeout);
+  (void)co_await conn.async_query(lock_sql, {}, migrate_timeout);
   migrate_report report;
   std::string failure;
   try {
-    co_await conn.async_exec_script(create_table_sql, statement_timeout);
-    const auto recorded = co_await conn.async_query(list_sql, {}, statement_timeout);
+    co_await conn.async_exec_script(create_table_sql, migrate_timeout);
+    const auto recorded = co_await conn.async_query(list_sql, {}, migrate_timeout);
     std::set<std::string> done;
     for (int i = 0; i < recorded.rows(); ++i) {
       const std::string name(recorded.text(i, 0));
@@ -126,11 +125,11 @@ asio::awaitable<migrate_report> async_migrate(connection& conn, const std::vecto
   }
   if (!failure.empty()) {
     // No co_await inside a handler: clean up here, then rethrow as one clear error.
-    co_await conn.async_exec_script(rollback_sql, statement_timeout);
-    (void)co_await conn.async_query(unlock_sql, {}, statement_timeout);
+    co_await conn.async_exec_script(rollback_sql, migrate_timeout);
+    (void)co_await conn.async_query(unlock_sql, {}, migrate_timeout);
     throw std::runtime_error(failure);
   }
-  (void)co_await conn.async_query(unlock_sql, {}, statement_timeout);
+  (void)co_await conn.async_query(unlock_sql, {}, migrate_timeout);
   co_return report;
 }
 

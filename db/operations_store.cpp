@@ -6,7 +6,7 @@ namespace outbox::db {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr auto statement_timeout = 60s;
+constexpr auto operations_timeout = 60s;
 
 // Counts use the partial indexes. `sent` is counted only while the planner's
 // estimate of the whole table is small (reltuples: -1 before the first ANALYZE);
@@ -253,12 +253,12 @@ void check_settle_states(const row_filter& f) {
 }  // namespace
 
 asio::awaitable<nlohmann::json> async_status(connection& conn) {
-  const auto r = co_await conn.async_query(status_sql, {}, statement_timeout);
+  const auto r = co_await conn.async_query(status_sql, {}, operations_timeout);
   co_return nlohmann::json::parse(r.text(0, 0));
 }
 
 asio::awaitable<queue_gauges> async_queue_gauges(connection& conn) {
-  const auto r = co_await conn.async_query_prepared("outbox_gauges", gauges_sql, {}, statement_timeout);
+  const auto r = co_await conn.async_query_prepared("outbox_gauges", gauges_sql, {}, operations_timeout);
   queue_gauges g;
   for (int i = 0; i < r.rows(); ++i) {
     g.rows_by_state[std::string(r.text(i, 0))] = r.int64(i, 1);
@@ -272,7 +272,7 @@ asio::awaitable<std::vector<requeued_row>> async_requeue(connection& conn, const
   auto args = row_filter_params(f);
   if (!f.dry_run) args.push_back(std::move(actor));
   const auto sql = f.dry_run ? dry_run_sql() : requeue_sql();
-  const auto r = co_await conn.async_query(sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(sql, std::move(args), operations_timeout);
   co_return read_changed_rows(r);
 }
 
@@ -287,19 +287,19 @@ asio::awaitable<std::vector<changed_row>> async_settle_by_hand(connection& conn,
   }
   const auto& what = how == manual_settlement::discard ? discard_sql : mark_sent_sql;
   const auto sql = f.dry_run ? dry_run_sql() : settle_by_hand_sql(what);
-  const auto r = co_await conn.async_query(sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(sql, std::move(args), operations_timeout);
   co_return read_changed_rows(r);
 }
 
 asio::awaitable<std::optional<std::string>> async_resolve_time(connection& conn, time_arg t) {
   if (t.ago) {
     params args{std::to_string(t.ago->count())};
-    const auto r = co_await conn.async_query(time_ago_sql, std::move(args), statement_timeout);
+    const auto r = co_await conn.async_query(time_ago_sql, std::move(args), operations_timeout);
     co_return std::string(r.text(0, 0));
   }
   try {
     params args{t.absolute};
-    const auto r = co_await conn.async_query(read_time_sql, std::move(args), statement_timeout);
+    const auto r = co_await conn.async_query(read_time_sql, std::move(args), operations_timeout);
     co_return std::string(r.text(0, 0));
   } catch (const error& e) {
     // Class 22 (data exception): not a time PostgreSQL reads. Anything else is a real failure.
@@ -310,7 +310,7 @@ asio::awaitable<std::optional<std::string>> async_resolve_time(connection& conn,
 
 asio::awaitable<nlohmann::json> async_inspect(connection& conn, std::int64_t id) {
   params args{std::to_string(id)};
-  const auto r = co_await conn.async_query(inspect_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(inspect_sql, std::move(args), operations_timeout);
   auto doc = nlohmann::json::parse(r.text(0, 0));
   if (doc["row"].is_null()) co_return nullptr;
   co_return doc;
@@ -319,7 +319,7 @@ asio::awaitable<nlohmann::json> async_inspect(connection& conn, std::int64_t id)
 asio::awaitable<std::vector<std::int64_t>> async_find_rows(connection& conn, row_lookup what) {
   const param lead = what.lead ? param{std::to_string(*what.lead)} : std::nullopt;
   params args{lead, what.key};
-  const auto r = co_await conn.async_query(find_rows_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(find_rows_sql, std::move(args), operations_timeout);
   std::vector<std::int64_t> ids;
   for (int i = 0; i < r.rows(); ++i) ids.push_back(r.int64(i, 0));
   co_return ids;
@@ -330,21 +330,21 @@ asio::awaitable<std::int64_t> async_prune(connection& conn, const prune_request&
   const auto& sql = req.state == prune_state::sent ? prune_sent_sql() : prune_dead_sql();
   if (req.dry_run) {
     params args{age};
-    const auto r = co_await conn.async_query(sql.count, std::move(args), statement_timeout);
+    const auto r = co_await conn.async_query(sql.count, std::move(args), operations_timeout);
     co_return r.int64(0, 0);
   }
   std::int64_t total = 0;
   for (;;) {
     // One short transaction per batch: locks are held for milliseconds, not minutes.
     params args{age, std::to_string(req.batch), req.archive ? "true" : "false"};
-    const auto r = co_await conn.async_query(sql.batch, std::move(args), statement_timeout);
+    const auto r = co_await conn.async_query(sql.batch, std::move(args), operations_timeout);
     const auto n = r.int64(0, 0);
     total += n;
     if (n < req.batch) break;
   }
   if (req.state == prune_state::sent) {
     params args{age};
-    (void)co_await conn.async_query(prune_requests_sql, std::move(args), statement_timeout);
+    (void)co_await conn.async_query(prune_requests_sql, std::move(args), operations_timeout);
   }
   co_return total;
 }
@@ -352,22 +352,22 @@ asio::awaitable<std::int64_t> async_prune(connection& conn, const prune_request&
 asio::awaitable<std::int64_t> async_prune_archive(connection& conn, std::chrono::seconds older_than, bool dry_run) {
   params args{std::to_string(older_than.count())};
   const auto r = co_await conn.async_query(dry_run ? archive_count_sql : archive_prune_sql, std::move(args),
-                                           dry_run ? statement_timeout : archive_timeout);
+                                           dry_run ? operations_timeout : archive_timeout);
   co_return dry_run ? r.int64(0, 0) : r.affected();
 }
 
 asio::awaitable<void> async_set_lock_timeout(connection& conn, std::chrono::milliseconds timeout) {
   params args{std::to_string(timeout.count()) + "ms"};
-  (void)co_await conn.async_query(set_lock_timeout_sql, std::move(args), statement_timeout);
+  (void)co_await conn.async_query(set_lock_timeout_sql, std::move(args), operations_timeout);
 }
 
 asio::awaitable<std::string> async_database_label(connection& conn) {
-  const auto r = co_await conn.async_query(database_label_sql, {}, statement_timeout);
+  const auto r = co_await conn.async_query(database_label_sql, {}, operations_timeout);
   co_return std::string(r.text(0, 0));
 }
 
 asio::awaitable<std::vector<destination_pause>> async_list_pauses(connection& conn) {
-  const auto r = co_await conn.async_query(list_pauses_sql, {}, statement_timeout);
+  const auto r = co_await conn.async_query(list_pauses_sql, {}, operations_timeout);
   std::vector<destination_pause> out;
   for (int i = 0; i < r.rows(); ++i) {
     out.push_back({std::string(r.text(i, 0)), std::string(r.text(i, 1)), std::string(r.text(i, 2)),
@@ -379,13 +379,13 @@ asio::awaitable<std::vector<destination_pause>> async_list_pauses(connection& co
 asio::awaitable<bool> async_pause(connection& conn, const std::string& provider, const std::string& destination,
                                   const std::string& reason, const std::string& actor) {
   params args{provider, destination, reason, actor};
-  const auto r = co_await conn.async_query(pause_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(pause_sql, std::move(args), operations_timeout);
   co_return r.boolean(0, 0);
 }
 
 asio::awaitable<bool> async_resume(connection& conn, const std::string& provider, const std::string& destination) {
   params args{provider, destination};
-  const auto r = co_await conn.async_query(resume_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(resume_sql, std::move(args), operations_timeout);
   co_return r.int64(0, 0) > 0;
 }
 

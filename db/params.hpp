@@ -1,5 +1,6 @@
 #pragma once
 // Query parameters, always sent separately from the SQL text (never concatenated).
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -11,6 +12,11 @@ namespace outbox::db {
 
 using param = std::optional<std::string>;  // nullopt is SQL NULL
 using params = std::vector<param>;
+
+// A time as the statements take it: milliseconds since the Unix epoch.
+[[nodiscard]] inline std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
 
 // One PostgreSQL array literal built element by element, for statements that
 // pass a column of values as one parameter (`unnest($2::text[])`): a settle

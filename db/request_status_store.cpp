@@ -7,7 +7,7 @@ namespace outbox::db {
 namespace {
 
 namespace asio = boost::asio;
-constexpr std::chrono::seconds statement_timeout{30};
+constexpr std::chrono::seconds status_timeout{30};
 constexpr std::size_t max_detail_bytes = 2000;
 
 constexpr const char* take_due_sql = R"sql(
@@ -35,7 +35,7 @@ RETURNING row_count)sql";
 
 asio::awaitable<std::vector<due_request>> take_due(connection& conn, std::size_t limit, std::chrono::seconds hold_for) {
   params args{std::to_string(limit), std::to_string(hold_for.count())};
-  const auto r = co_await conn.async_query(take_due_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(take_due_sql, std::move(args), status_timeout);
   std::vector<due_request> due;
   for (int i = 0; i < r.rows(); ++i) {
     due.push_back({std::string{r.text(i, 0)}, std::string{r.text(i, 1)}, std::string{r.text(i, 2)},
@@ -47,7 +47,7 @@ asio::awaitable<std::vector<due_request>> take_due(connection& conn, std::size_t
 asio::awaitable<std::int64_t> record_check(connection& conn, const request_check& check) {
   params args{check.provider, check.destination, check.request_id, check.status,
               clean_text(check.detail, max_detail_bytes), std::to_string(check.next_check.count())};
-  const auto r = co_await conn.async_query(record_check_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(record_check_sql, std::move(args), status_timeout);
   co_return r.rows() == 0 ? 0 : r.int64(0, 0);
 }
 

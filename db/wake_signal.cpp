@@ -4,7 +4,7 @@ namespace outbox::db {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr auto statement_timeout = 10s;
+constexpr auto wake_timeout = 10s;
 
 constexpr const char* publish_awake_sql = R"sql(
 INSERT INTO outbox_dispatcher_awake (instance, awake_until)
@@ -37,22 +37,22 @@ asio::awaitable<void> async_publish_awake(connection& conn, const std::string& i
                                           std::chrono::milliseconds ttl) {
   params args{instance, std::to_string(ttl.count())};
   (void)co_await conn.async_query_prepared("outbox_publish_awake", publish_awake_sql, std::move(args),
-                                           statement_timeout);
+                                           wake_timeout);
 }
 
 asio::awaitable<void> async_publish_asleep(connection& conn, const std::string& instance) {
   params args{instance};
   (void)co_await conn.async_query_prepared("outbox_publish_asleep", publish_asleep_sql, std::move(args),
-                                           statement_timeout);
+                                           wake_timeout);
 }
 
 asio::awaitable<std::string> async_wake_mode(connection& conn) {
-  const auto r = co_await conn.async_query(wake_mode_sql, {}, statement_timeout);
+  const auto r = co_await conn.async_query(wake_mode_sql, {}, wake_timeout);
   co_return r.rows() > 0 ? std::string(r.text(0, 0)) : std::string("always");
 }
 
 asio::awaitable<wake_status> async_wake_status(connection& conn) {
-  const auto r = co_await conn.async_query(wake_status_sql, {}, statement_timeout);
+  const auto r = co_await conn.async_query(wake_status_sql, {}, wake_timeout);
   wake_status s;
   if (r.rows() > 0) {
     s.mode = r.text(0, 0);
@@ -60,7 +60,7 @@ asio::awaitable<wake_status> async_wake_status(connection& conn) {
     s.changed_at = r.text(0, 2);
     s.changed_by = r.text(0, 3);
   }
-  const auto a = co_await conn.async_query(awake_list_sql, {}, statement_timeout);
+  const auto a = co_await conn.async_query(awake_list_sql, {}, wake_timeout);
   for (int i = 0; i < a.rows(); ++i) {
     s.awake.push_back({std::string(a.text(i, 0)), std::stod(std::string(a.text(i, 1)))});
   }
@@ -70,9 +70,9 @@ asio::awaitable<wake_status> async_wake_status(connection& conn) {
 asio::awaitable<std::string> async_set_wake_mode(connection& conn, const std::string& mode, const std::string& actor,
                                                  std::chrono::milliseconds lock_timeout) {
   params timeout_args{std::to_string(lock_timeout.count()) + "ms"};
-  (void)co_await conn.async_query(set_lock_timeout_sql, std::move(timeout_args), statement_timeout);
+  (void)co_await conn.async_query(set_lock_timeout_sql, std::move(timeout_args), wake_timeout);
   params args{mode, actor};
-  const auto r = co_await conn.async_query(set_wake_mode_sql, std::move(args), statement_timeout);
+  const auto r = co_await conn.async_query(set_wake_mode_sql, std::move(args), wake_timeout);
   co_return std::string(r.text(0, 0));
 }
 

@@ -5,6 +5,7 @@
 
 #include "db/wake_signal.hpp"
 #include "dispatcher/instance_id.hpp"
+#include "dispatcher/use_tuple.hpp"
 
 namespace outbox {
 namespace {
@@ -13,7 +14,6 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 using sys_clock = std::chrono::system_clock;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr auto db_retry_delay = 1s;
 constexpr auto min_idle = 20ms;  // never spin on rows locked by another dispatcher
 // Draining a backlog at the in-flight limit, each settle frees a few rows; a

@@ -11,7 +11,7 @@
 namespace outbox::cli {
 namespace {
 
-constexpr const char* help = R"(usage: dispatcher config [--json]
+constexpr const char* config_help = R"(usage: dispatcher config [--json]
 
 Validates the configuration (environment variables and the optional
 OUTBOX_CONFIG_FILE) and prints the effective settings with secrets masked.
@@ -48,14 +48,14 @@ int config_command(std::span<const std::string> args) {
   bool json = false;
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
-      std::cout << help;
+      std::cout << config_help;
       return exit_ok;
     }
     if (a == "--json") {
       json = true;
       continue;
     }
-    std::cerr << "dispatcher config: unknown option '" << a << "'\n" << help;
+    std::cerr << "dispatcher config: unknown option '" << a << "'\n" << config_help;
     return exit_usage;
   }
   try {

@@ -15,7 +15,7 @@
 namespace outbox::cli {
 namespace {
 
-constexpr const char* help = R"(usage: dispatcher import-ledgers [--table NAME] [--id-column NAME]
+constexpr const char* import_ledgers_help = R"(usage: dispatcher import-ledgers [--table NAME] [--id-column NAME]
            [--ledger COLUMN=PROVIDER]... [--destination NAME] [--batch-size N] [--dry-run] [--json]
 
 Records the CRM's JSON "already sent" ledgers as `sent` event_delivery rows, so
@@ -161,7 +161,7 @@ bool read_option(arg_reader& r, import_args& a) {
     }
     req.batch_size = n;
   } else {
-    std::cerr << command << ": unknown or incomplete option '" << (r.done() ? "" : r.current()) << "'\n" << help;
+    std::cerr << command << ": unknown or incomplete option '" << (r.done() ? "" : r.current()) << "'\n" << import_ledgers_help;
     return false;
   }
   return true;
@@ -221,7 +221,7 @@ int import_ledgers_command(std::span<const std::string> args) {
   import_args a;
   while (!r.done()) {
     if (r.flag("--help") || r.flag("-h")) {
-      std::cout << help;
+      std::cout << import_ledgers_help;
       return exit_ok;
     }
     if (!read_option(r, a)) return exit_usage;

@@ -10,7 +10,7 @@
 namespace outbox::cli {
 namespace {
 
-constexpr const char* help = R"(usage: dispatcher inspect ID [--json]
+constexpr const char* inspect_help = R"(usage: dispatcher inspect ID [--json]
        dispatcher inspect --lead LEAD_ID [--json]
        dispatcher inspect --key IDEMPOTENCY_KEY [--json]
 
@@ -114,7 +114,7 @@ std::optional<int> read_args(std::span<const std::string> args, inspect_args& a)
   arg_reader r(args);
   while (!r.done()) {
     if (r.flag("--help") || r.flag("-h")) {
-      std::cout << help;
+      std::cout << inspect_help;
       return exit_ok;
     }
     if (r.flag("--json")) {
@@ -128,13 +128,13 @@ std::optional<int> read_args(std::span<const std::string> args, inspect_args& a)
     } else if (auto key = r.option("--key")) {
       a.lookup.key = *key;
     } else if (r.current().starts_with("--")) {
-      std::cerr << "dispatcher inspect: unknown or incomplete option '" << terminal_text(r.current()) << "'\n" << help;
+      std::cerr << "dispatcher inspect: unknown or incomplete option '" << terminal_text(r.current()) << "'\n" << inspect_help;
       return exit_usage;
     } else {
       const auto arg = r.positional();
       const auto id = read_id(arg);
       if (a.id || !id) {
-        std::cerr << "dispatcher inspect: expected one row id, got '" << terminal_text(arg) << "'\n" << help;
+        std::cerr << "dispatcher inspect: expected one row id, got '" << terminal_text(arg) << "'\n" << inspect_help;
         return exit_usage;
       }
       a.id = id;
@@ -142,7 +142,7 @@ std::optional<int> read_args(std::span<const std::string> args, inspect_args& a)
   }
   const int ways = (a.id ? 1 : 0) + (a.lookup.lead ? 1 : 0) + (a.lookup.key ? 1 : 0);
   if (ways != 1) {
-    std::cerr << (ways == 0 ? "" : "dispatcher inspect: give one of ID, --lead or --key\n") << help;
+    std::cerr << (ways == 0 ? "" : "dispatcher inspect: give one of ID, --lead or --key\n") << inspect_help;
     return exit_usage;
   }
   return std::nullopt;

@@ -9,7 +9,7 @@
 namespace outbox::cli {
 namespace {
 
-constexpr const char* help = R"(usage: dispatcher migrate [--status]
+constexpr const char* migrate_help = R"(usage: dispatcher migrate [--status]
 
 Applies pending schema migrations in order, each once, recording them in
 outbox_schema_migrations. Safe to run repeatedly (a no-op when up to date) and
@@ -48,14 +48,14 @@ int migrate_command(std::span<const std::string> args) {
   bool status_only = false;
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
-      std::cout << help;
+      std::cout << migrate_help;
       return exit_ok;
     }
     if (a == "--status") {
       status_only = true;
       continue;
     }
-    std::cerr << "dispatcher migrate: unknown option '" << a << "'\n" << help;
+    std::cerr << "dispatcher migrate: unknown option '" << a << "'\n" << migrate_help;
     return exit_usage;
   }
   // No lock_timeout: a migration waits for its locks (its statements' own limit is 60 s).

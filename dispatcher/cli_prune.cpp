@@ -9,7 +9,7 @@
 namespace outbox::cli {
 namespace {
 
-constexpr const char* help = R"(usage: dispatcher prune --older-than DURATION [--state sent|dead] [--archive] [--batch N] [--dry-run]
+constexpr const char* prune_help = R"(usage: dispatcher prune --older-than DURATION [--state sent|dead] [--archive] [--batch N] [--dry-run]
        dispatcher prune --archive-older-than DURATION [--dry-run]
 
 Deletes `sent` rows (and their attempts log) whose sent_at is older than
@@ -69,7 +69,7 @@ bool read_option(arg_reader& r, prune_args& a) {
     }
   } else {
     std::cerr << "dispatcher prune: unknown or incomplete option '" << (r.done() ? "" : r.current()) << "'\n"
-              << help;
+              << prune_help;
     return false;
   }
   return true;
@@ -82,13 +82,13 @@ int prune_command(std::span<const std::string> args) {
   prune_args a;
   while (!r.done()) {
     if (r.flag("--help") || r.flag("-h")) {
-      std::cout << help;
+      std::cout << prune_help;
       return exit_ok;
     }
     if (!read_option(r, a)) return exit_usage;
   }
   if (!a.rows_older_than && !a.archive_older_than) {
-    std::cerr << "dispatcher prune: --older-than (or --archive-older-than) is required\n" << help;
+    std::cerr << "dispatcher prune: --older-than (or --archive-older-than) is required\n" << prune_help;
     return exit_usage;
   }
   return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {

@@ -10,7 +10,7 @@
 namespace outbox::cli {
 namespace {
 
-const std::string help = std::string(R"(usage: dispatcher requeue FILTER... [--state dead|held|both] [--dry-run] [--json]
+const std::string requeue_help = std::string(R"(usage: dispatcher requeue FILTER... [--state dead|held|both] [--dry-run] [--json]
 
 Moves matching dead (and held) rows back to pending, due now, with a fresh
 attempt budget. The idempotency key and payload never change, so the provider
@@ -33,7 +33,7 @@ int requeue_command(std::span<const std::string> args) {
   row_filter_args a;
   while (!r.done()) {
     if (r.flag("--help") || r.flag("-h")) {
-      std::cout << help;
+      std::cout << requeue_help;
       return exit_ok;
     }
     if (r.flag("--all")) {
@@ -44,12 +44,12 @@ int requeue_command(std::span<const std::string> args) {
     if (read == option_read::bad) return exit_usage;
     if (read == option_read::not_mine) {
       std::cerr << "dispatcher requeue: unknown or incomplete option '" << (r.done() ? "" : r.current()) << "'\n"
-                << help;
+                << requeue_help;
       return exit_usage;
     }
   }
   if (!a.any_filter) {
-    std::cerr << "dispatcher requeue: give at least one filter (or --all)\n" << help;
+    std::cerr << "dispatcher requeue: give at least one filter (or --all)\n" << requeue_help;
     return exit_usage;
   }
   return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {

@@ -26,7 +26,7 @@ namespace {
 
 namespace asio = boost::asio;
 
-constexpr const char* help = R"(usage: dispatcher run [--migrate]
+constexpr const char* run_help = R"(usage: dispatcher run [--migrate]
 
 Runs the dispatcher until SIGTERM or SIGINT: wakes on NOTIFY (and polls),
 claims due rows under a lease, delivers them, and records each outcome.
@@ -64,14 +64,14 @@ asio::awaitable<void> async_preflight(asio::any_io_executor ex, const config& cf
 std::optional<int> read_args(std::span<const std::string> args, bool& migrate) {
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
-      std::cout << help;
+      std::cout << run_help;
       return exit_ok;
     }
     if (a == "--migrate") {
       migrate = true;
       continue;
     }
-    std::cerr << "dispatcher run: unknown option '" << a << "'\n" << help;
+    std::cerr << "dispatcher run: unknown option '" << a << "'\n" << run_help;
     return exit_usage;
   }
   return std::nullopt;

@@ -17,7 +17,7 @@
 namespace outbox::cli {
 namespace {
 
-constexpr const char* help = R"(usage: dispatcher status [--json]
+constexpr const char* status_help = R"(usage: dispatcher status [--json]
 
 Counts of rows by state and by provider/destination (pending, due now,
 sending, dead, held), the oldest due row and its age, rows in `sending` whose
@@ -225,14 +225,14 @@ int status_command(std::span<const std::string> args) {
   bool json = false;
   while (!r.done()) {
     if (r.flag("--help") || r.flag("-h")) {
-      std::cout << help;
+      std::cout << status_help;
       return exit_ok;
     }
     if (r.flag("--json")) {
       json = true;
       continue;
     }
-    std::cerr << "dispatcher status: unknown option '" << r.current() << "'\n" << help;
+    std::cerr << "dispatcher status: unknown option '" << r.current() << "'\n" << status_help;
     return exit_usage;
   }
   return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {

@@ -16,7 +16,7 @@
 namespace outbox::cli {
 namespace {
 
-constexpr const char* help = R"(usage: dispatcher sweep [--dry-run] [--provider NAME] [--older-than DURATION] [--json]
+constexpr const char* sweep_help = R"(usage: dispatcher sweep [--dry-run] [--provider NAME] [--older-than DURATION] [--json]
 
 Resets rows whose lease expired (their dispatcher died or hung) so they are
 sent again with the same idempotency key. Rows that used all their attempts
@@ -44,7 +44,7 @@ std::optional<int> read_args(std::span<const std::string> args, sweep_args& a) {
     const auto& arg = args[i];
     const bool has_value = i + 1 < args.size();
     if (arg == "--help" || arg == "-h") {
-      std::cout << help;
+      std::cout << sweep_help;
       return exit_ok;
     } else if (arg == "--dry-run") {
       a.req.dry_run = true;
@@ -60,7 +60,7 @@ std::optional<int> read_args(std::span<const std::string> args, sweep_args& a) {
       }
       a.req.older_than = *d.value;
     } else {
-      std::cerr << "dispatcher sweep: unknown or incomplete option '" << arg << "'\n" << help;
+      std::cerr << "dispatcher sweep: unknown or incomplete option '" << arg << "'\n" << sweep_help;
       return exit_usage;
     }
   }

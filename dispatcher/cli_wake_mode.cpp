@@ -11,7 +11,7 @@
 namespace outbox::cli {
 namespace {
 
-constexpr const char* help = R"(usage: dispatcher wake-mode [always|adaptive|off] [--lock-timeout-ms N] [--json]
+constexpr const char* wake_mode_help = R"(usage: dispatcher wake-mode [always|adaptive|off] [--lock-timeout-ms N] [--json]
 
 Without a mode: shows the database's wake mode, whether the insert trigger is
 enabled, and which dispatchers are marked awake. With a mode: switches it on
@@ -64,7 +64,7 @@ int wake_mode_command(std::span<const std::string> args) {
   long lock_timeout_ms = 3000;
   while (!r.done()) {
     if (r.flag("--help") || r.flag("-h")) {
-      std::cout << help;
+      std::cout << wake_mode_help;
       return exit_ok;
     }
     if (r.flag("--json")) {
@@ -86,7 +86,7 @@ int wake_mode_command(std::span<const std::string> args) {
         return exit_usage;
       }
     } else {
-      std::cerr << "dispatcher wake-mode: unexpected argument '" << r.current() << "'\n" << help;
+      std::cerr << "dispatcher wake-mode: unexpected argument '" << r.current() << "'\n" << wake_mode_help;
       return exit_usage;
     }
   }

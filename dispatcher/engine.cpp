@@ -7,6 +7,7 @@
 #include "db/fleet_store.hpp"
 #include "dispatcher/instance_id.hpp"
 #include "dispatcher/task_guard.hpp"
+#include "dispatcher/use_tuple.hpp"
 
 namespace outbox {
 namespace {
@@ -14,7 +15,6 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr auto settle_drain_limit = 5s;  // at shutdown, after the grace period
 
 }  // namespace

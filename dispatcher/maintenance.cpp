@@ -7,6 +7,7 @@
 
 #include "db/delivery_store.hpp"
 #include "db/wake_signal.hpp"
+#include "dispatcher/use_tuple.hpp"
 
 namespace outbox {
 namespace {
@@ -14,7 +15,6 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr auto retry_delay = 1s;  // after a failed round: leases must not lapse for want of a retry
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <boost/beast/http.hpp>
 
 #include "dispatcher/status_page.hpp"
+#include "dispatcher/use_tuple.hpp"
 
 namespace outbox {
 namespace {
@@ -24,7 +25,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using steady = std::chrono::steady_clock;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 tcp::endpoint parse_endpoint(const std::string& address) {
   const auto colon = address.rfind(':');

@@ -8,13 +8,13 @@
 
 #include "dispatcher/http_options.hpp"
 #include "providers/http_outcome.hpp"
+#include "dispatcher/use_tuple.hpp"
 
 namespace outbox {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t checks_per_round = 50;
 // A taken request is not offered to another dispatcher for this long.
 constexpr std::chrono::seconds hold_while_checking{600};

@@ -10,6 +10,7 @@
 #include "dispatcher/http_options.hpp"
 #include "dispatcher/task_guard.hpp"
 #include "providers/http_outcome.hpp"
+#include "dispatcher/use_tuple.hpp"
 
 namespace outbox {
 namespace {
@@ -18,7 +19,6 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using sys_clock = std::chrono::system_clock;
 using steady = std::chrono::steady_clock;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr auto destination_pause = 60s;  // after a destination-wide failure (401/403): probe again after this
 constexpr const char* unknown_label = "unknown";  // metric label for rows naming no configured destination
 

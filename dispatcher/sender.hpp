@@ -6,6 +6,7 @@
 // nothing but the settler's queue.
 #include <chrono>
 #include <cstddef>
+#include <random>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>

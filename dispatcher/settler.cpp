@@ -1,4 +1,5 @@
 #include "dispatcher/settler.hpp"
+#include "dispatcher/use_tuple.hpp"
 
 #include <algorithm>
 #include <unordered_set>
@@ -12,7 +13,6 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t max_batch = 1000;
 constexpr std::size_t flush_at_once = 64;  // outcomes that end the settle window early
 constexpr auto reconnect_delay = 1s;  // only when the connect itself failed

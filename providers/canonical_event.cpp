@@ -1,5 +1,6 @@
 #include "providers/canonical_event.hpp"
 #include "providers/quoted_text.hpp"
+#include "providers/ascii.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -17,10 +18,9 @@ constexpr std::int64_t millisecond_threshold = 100'000'000'000;
 // Latest accepted time: 9999-12-31T23:59:59Z.
 constexpr std::int64_t max_event_time = 253'402'300'799;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
   return s;
@@ -41,7 +41,7 @@ std::string type_of(const json& v) {
 std::optional<int> digits(std::string_view s) {
   int v = 0;
   for (const char c : s) {
-    if (!is_digit(c)) return std::nullopt;
+    if (!is_ascii_digit(c)) return std::nullopt;
     v = v * 10 + (c - '0');
   }
   return v;
@@ -109,7 +109,7 @@ class reader {
  private:
   std::optional<std::string> scalar(const char* key, const json& v, bool integers_ok) {
     if (v.is_string()) {
-      const std::string_view s = trim(v.get_ref<const std::string&>());
+      const std::string_view s = trim_blanks(v.get_ref<const std::string&>());
       if (s.empty()) return std::nullopt;
       return std::string{s};
     }
@@ -168,9 +168,9 @@ std::optional<std::int64_t> parse_event_time(const json* v, reader& r) {
     if (std::isfinite(d) && d > 0 && d < 9.2e18) seconds = static_cast<std::int64_t>(std::floor(d));
     shown = v->dump();
   } else if (v->is_string()) {
-    const std::string_view s = trim(v->get_ref<const std::string&>());
+    const std::string_view s = trim_blanks(v->get_ref<const std::string&>());
     shown = std::string{s};
-    if (!s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), is_digit)) {
+    if (!s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), is_ascii_digit)) {
       seconds = std::stoll(std::string{s});
     } else if (const auto t = parse_rfc3339(s)) {
       if (*t <= 0) {
@@ -205,15 +205,15 @@ std::optional<double> parse_value(const json* v, reader& r) {
     d = v->get<double>();
   } else if (v->is_string()) {
     // DjangoJSONEncoder writes Decimal as a string: accept a plain decimal number.
-    const std::string_view s = trim(v->get_ref<const std::string&>());
+    const std::string_view s = trim_blanks(v->get_ref<const std::string&>());
     if (s.empty()) return std::nullopt;
     std::size_t i = s.front() == '-' ? 1 : 0;
     std::size_t int_digits = 0;
     std::size_t frac_digits = 0;
-    while (i < s.size() && is_digit(s[i])) ++i, ++int_digits;
+    while (i < s.size() && is_ascii_digit(s[i])) ++i, ++int_digits;
     if (i < s.size() && s[i] == '.') {
       ++i;
-      while (i < s.size() && is_digit(s[i])) ++i, ++frac_digits;
+      while (i < s.size() && is_ascii_digit(s[i])) ++i, ++frac_digits;
     }
     if (i != s.size() || int_digits == 0 || int_digits > 15) {
       r.drop("value", "invalid_value", "must be a number, got " + quote_value(s));
@@ -238,7 +238,7 @@ std::optional<std::string> parse_currency(reader& r) {
     r.drop("currency", "invalid_currency", "must be a 3-letter ISO 4217 code, got " + type_of(*v));
     return std::nullopt;
   }
-  const std::string_view s = trim(v->get_ref<const std::string&>());
+  const std::string_view s = trim_blanks(v->get_ref<const std::string&>());
   if (s.empty()) return std::nullopt;
   std::string code{s};
   for (char& c : code) {
@@ -259,7 +259,7 @@ std::optional<consent_value> parse_consent_value(const json& consent, const char
     r.drop(field, "invalid_consent", "must be GRANTED or DENIED, got " + type_of(*it));
     return std::nullopt;
   }
-  std::string v{trim(it->get_ref<const std::string&>())};
+  std::string v{trim_blanks(it->get_ref<const std::string&>())};
   for (char& c : v) {
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   }
@@ -298,7 +298,7 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view s) {
   std::string_view rest = s.substr(19);
   if (!rest.empty() && rest.front() == '.') {
     std::size_t n = 1;
-    while (n < rest.size() && is_digit(rest[n])) ++n;
+    while (n < rest.size() && is_ascii_digit(rest[n])) ++n;
     if (n == 1) return std::nullopt;
     rest.remove_prefix(n);
   }

@@ -11,7 +11,6 @@
 namespace outbox::providers {
 namespace {
 
-using google_detail::iequals;
 using nlohmann::json;
 using std::chrono::seconds;
 using std::chrono::system_clock;
@@ -33,19 +32,13 @@ constexpr std::array<std::string_view, 10> destination_wide_reasons{
     "DATA_PARTNER_USER_LIST_MUTATE_NOT_ALLOWED",
 };
 
-bool is_destination_wide(const google_error_item& e) {
+bool is_data_manager_destination_wide(const google_error_item& e) {
   return std::find(destination_wide_reasons.begin(), destination_wide_reasons.end(), e.code) !=
          destination_wide_reasons.end();
 }
 
-event_outcome retry_outcome(std::string error, std::optional<seconds> after = std::nullopt) {
-  return google_retry_outcome(std::move(error), after);
-}
-
-event_outcome dead_outcome(std::string error) { return google_dead_outcome(std::move(error)); }
-
-event_outcome held_back_outcome() {
-  event_outcome o = retry_outcome(
+event_outcome held_back_by_transaction_id() {
+  event_outcome o = google_retry_outcome(
       "held out of the request: an earlier row of the batch has the same transactionId; sent again on its own");
   o.resend_alone = true;
   return o;
@@ -141,7 +134,7 @@ std::optional<seconds> retry_delay(const std::optional<google_status>& parsed, c
 const google_error_item* destination_wide_error(const std::optional<google_status>& parsed) {
   if (!parsed) return nullptr;
   for (const auto& e : parsed->errors) {
-    if (is_destination_wide(e)) return &e;
+    if (is_data_manager_destination_wide(e)) return &e;
   }
   return nullptr;
 }
@@ -175,11 +168,11 @@ void classify_refused_batch(std::span<const std::optional<std::size_t>> rows, st
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!rows[i]) {
-      out.events[i] = held_back_outcome();
+      out.events[i] = held_back_by_transaction_id();
     } else if (located[*rows[i]]) {
-      out.events[i] = dead_outcome(*located[*rows[i]]);
+      out.events[i] = google_dead_outcome(*located[*rows[i]]);
     } else {
-      out.events[i] = retry_outcome("the request was refused because of another event in it (" + text +
+      out.events[i] = google_retry_outcome("the request was refused because of another event in it (" + text +
                                     "); sent again on its own");
       out.events[i].resend_alone = true;
     }
@@ -195,7 +188,7 @@ batch_outcome classify_data_manager_result(std::span<const std::optional<std::si
   batch_outcome out;
   out.events.assign(rows.size(), event_outcome{});
   const auto for_sent = [&](const event_outcome& o) {
-    for (std::size_t i = 0; i < rows.size(); ++i) out.events[i] = rows[i] ? o : held_back_outcome();
+    for (std::size_t i = 0; i < rows.size(); ++i) out.events[i] = rows[i] ? o : held_back_by_transaction_id();
   };
   if (!result.response) {
     for_sent(classify_http_result(result, now));
@@ -216,22 +209,22 @@ batch_outcome classify_data_manager_result(std::span<const std::optional<std::si
   const std::string text = refusal_text(parsed, response);
   if (status == 401) {
     out.reauthenticate = true;
-    for_sent(retry_outcome(text));
+    for_sent(google_retry_outcome(text));
     return out;
   }
   const google_error_item* wide = destination_wide_error(parsed);
   if (status == 403 || status == 404 || (wide != nullptr && !is_retryable_status(status))) {
     out.pause_destination = one_line_excerpt(destination_refusal(status, wide, text), 600);
-    for_sent(retry_outcome(text));
+    for_sent(google_retry_outcome(text));
     return out;
   }
   if (status == 429 || is_retryable_status(status)) {
-    for_sent(retry_outcome(text, retry_delay(parsed, response, now)));
+    for_sent(google_retry_outcome(text, retry_delay(parsed, response, now)));
     return out;
   }
   // 400 INVALID_ARGUMENT and other 4xx: nothing in the request was ingested.
   if (in_request <= 1) {
-    for_sent(dead_outcome(text));
+    for_sent(google_dead_outcome(text));
     return out;
   }
   classify_refused_batch(rows, in_request, parsed, text, out);

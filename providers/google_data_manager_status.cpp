@@ -117,7 +117,7 @@ std::optional<http_request> google_data_manager_provider::status_request(std::st
   request.method = "GET";
   request.url = destination_.status_url(request_id);
   for (const auto& header : destination_.extra_headers) {
-    if (!google_detail::iequals(header.first, "authorization")) request.headers.push_back(header);
+    if (!iequals(header.first, "authorization")) request.headers.push_back(header);
   }
   return request;
 }

@@ -4,13 +4,12 @@
 #include <array>
 
 #include "providers/google_text.hpp"
+#include "providers/setting_checks.hpp"
 #include "providers/http_outcome.hpp"
 
 namespace outbox::providers {
 
-using google_detail::iequals;
-using google_detail::setting;
-using google_detail::trim;
+using setting_checks::setting;
 
 namespace google_settings {
 
@@ -20,7 +19,7 @@ bool is_digits(std::string_view text) {
 
 std::optional<std::string> customer_id(std::string_view text) {
   std::string digits;
-  for (const char c : trim(text)) {
+  for (const char c : google_detail::trim(text)) {
     if (c == '-') continue;
     if (c < '0' || c > '9') return std::nullopt;
     digits += c;
@@ -30,7 +29,7 @@ std::optional<std::string> customer_id(std::string_view text) {
 }
 
 std::optional<bool> parse_bool(std::string_view text) {
-  const std::string_view v = trim(text);
+  const std::string_view v = google_detail::trim(text);
   for (const std::string_view t : {"true", "1", "yes", "on"}) {
     if (iequals(v, t)) return true;
   }
@@ -41,7 +40,7 @@ std::optional<bool> parse_bool(std::string_view text) {
 }
 
 std::optional<std::string> base_url(std::string_view text) {
-  std::string_view url = trim(text);
+  std::string_view url = google_detail::trim(text);
   std::size_t scheme = 0;
   if (url.size() >= 8 && iequals(url.substr(0, 8), "https://")) {
     scheme = 8;
@@ -63,20 +62,20 @@ std::optional<std::string> base_url(std::string_view text) {
 
 void check_accounts(const settings_map& settings, const account_keys& keys, problem_list& problems) {
   const auto account = setting(settings, keys.account);
-  if (trim(account).empty()) {
+  if (google_detail::trim(account).empty()) {
     problems.emplace_back(keys.account, std::string{"is required ("} + keys.account_help + ")");
   } else if (!customer_id(account)) {
     problems.emplace_back(keys.account, "must be a 10-digit Google Ads customer id such as 123-456-7890 (got \"" +
                                             one_line_excerpt(account, 40) + "\")");
   }
-  const auto action = trim(setting(settings, "conversion_action_id"));
+  const auto action = google_detail::trim(setting(settings, "conversion_action_id"));
   if (action.empty()) {
     problems.emplace_back("conversion_action_id", "is required (the id of an UPLOAD_CLICKS conversion action)");
   } else if (!is_digits(action) || action.size() > 20) {
     problems.emplace_back("conversion_action_id",
                           "must be the numeric conversion action id (got \"" + one_line_excerpt(action, 40) + "\")");
   }
-  if (const auto login = setting(settings, keys.login); !trim(login).empty() && !customer_id(login)) {
+  if (const auto login = setting(settings, keys.login); !google_detail::trim(login).empty() && !customer_id(login)) {
     problems.emplace_back(keys.login, "must be a 10-digit manager account id such as 123-456-7890 (got \"" +
                                           one_line_excerpt(login, 40) + "\")");
   }
@@ -92,7 +91,7 @@ void check_common(const settings_map& settings, std::size_t max_batch, problem_l
       {"refresh_token", "is required (a refresh token the Google user granted that client, with offline access)"},
   }};
   for (const auto& [key, message] : oauth_keys) {
-    if (trim(setting(settings, key)).empty()) problems.emplace_back(std::string{key}, std::string{message});
+    if (google_detail::trim(setting(settings, key)).empty()) problems.emplace_back(std::string{key}, std::string{message});
   }
   if (const auto url = setting(settings, "token_url"); !url.empty() && !base_url(url)) {
     problems.emplace_back("token_url", "must be an https:// (or http://) URL with a host");
@@ -100,7 +99,7 @@ void check_common(const settings_map& settings, std::size_t max_batch, problem_l
   if (const auto v = setting(settings, "validate_only"); !v.empty() && !parse_bool(v)) {
     problems.emplace_back("validate_only", "must be true or false (got \"" + one_line_excerpt(v, 40) + "\")");
   }
-  if (const auto v = trim(setting(settings, "batch_size")); !v.empty()) {
+  if (const auto v = google_detail::trim(setting(settings, "batch_size")); !v.empty()) {
     const bool ok = is_digits(v) && v.size() <= 6 && std::stoul(std::string{v}) >= 1 &&
                     std::stoul(std::string{v}) <= max_batch;
     if (!ok) {
@@ -108,7 +107,7 @@ void check_common(const settings_map& settings, std::size_t max_batch, problem_l
                                               " (got \"" + one_line_excerpt(v, 40) + "\")");
     }
   }
-  if (auto v = trim(setting(settings, "default_phone_country_code")); !v.empty()) {
+  if (auto v = google_detail::trim(setting(settings, "default_phone_country_code")); !v.empty()) {
     if (v.front() == '+') v.remove_prefix(1);
     if (!is_digits(v) || v.size() > 3 || v.front() == '0') {
       problems.emplace_back("default_phone_country_code",
@@ -123,7 +122,7 @@ oauth_settings oauth_from(const settings_map& settings) {
   if (const auto url = setting(settings, "token_url"); !url.empty()) {
     if (const auto u = base_url(url)) o.token_url = *u;
   }
-  o.client_id = std::string{trim(setting(settings, "client_id"))};
+  o.client_id = std::string{google_detail::trim(setting(settings, "client_id"))};
   o.client_secret = std::string{setting(settings, "client_secret")};
   o.refresh_token = std::string{setting(settings, "refresh_token")};
   return o;

@@ -1,5 +1,6 @@
 #pragma once
-// Small text helpers for the Google provider files (google_*.cpp).
+// Small text helpers for the Google provider files (google_*.cpp); iequals is
+// providers/http_types.hpp's, setting() providers/setting_checks.hpp's.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -8,19 +9,6 @@
 #include <nlohmann/json.hpp>
 
 namespace outbox::providers::google_detail {
-
-[[nodiscard]] inline bool iequals(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    return lower(x) == lower(y);
-  });
-}
-
-// The value of `key`, "" when absent.
-[[nodiscard]] inline std::string_view setting(const std::map<std::string, std::string>& settings, std::string_view key) {
-  const auto it = settings.find(std::string{key});
-  return it == settings.end() ? std::string_view{} : std::string_view{it->second};
-}
 
 // Without leading and trailing spaces and tabs.
 [[nodiscard]] inline std::string_view trim(std::string_view s) {

@@ -1,4 +1,5 @@
 #include "providers/http_outcome.hpp"
+#include "providers/ascii.hpp"
 
 #include <algorithm>
 #include <array>
@@ -16,13 +17,12 @@ std::string_view trim_blanks(std::string_view s) {
   return s;
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // Reads exactly s.size() digits; nullopt if any is not a digit.
 std::optional<int> fixed_digits(std::string_view s) {
   int v = 0;
   for (const char c : s) {
-    if (!is_digit(c)) return std::nullopt;
+    if (!is_ascii_digit(c)) return std::nullopt;
     v = v * 10 + (c - '0');
   }
   return v;
@@ -149,7 +149,7 @@ std::string transport_text(const http_result& result) {
 std::optional<seconds> parse_retry_after(std::string_view value, system_clock::time_point now) {
   value = trim_blanks(value);
   if (value.empty()) return std::nullopt;
-  if (std::all_of(value.begin(), value.end(), is_digit)) {
+  if (std::all_of(value.begin(), value.end(), is_ascii_digit)) {
     // Saturate instead of overflowing on absurd values like 99999999999999999999.
     std::int64_t total = 0;
     for (const char c : value) total = std::min<std::int64_t>(total * 10 + (c - '0'), max_retry_after.count());

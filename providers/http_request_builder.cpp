@@ -13,8 +13,6 @@ using boost::system::error_code;
 
 constexpr std::string_view user_agent = "outbox-dispatcher/0.1";
 
-[[nodiscard]] char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 [[nodiscard]] bool istarts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
 }
@@ -64,11 +62,6 @@ std::string lowered(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), ascii_lower);
   return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
 }
 
 parsed_url parse_url(std::string_view url) {

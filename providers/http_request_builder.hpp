@@ -56,6 +56,5 @@ inline constexpr std::size_t wire_body_copy_limit = 16 * 1024;
 [[nodiscard]] std::optional<std::string> build_wire(http_request& req, const target_url& url, wire_request& out);
 
 [[nodiscard]] std::string lowered(std::string_view s);
-[[nodiscard]] bool iequals(std::string_view a, std::string_view b);
 
 }  // namespace outbox::providers::detail

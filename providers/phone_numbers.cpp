@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "providers/unicode_text.hpp"
+#include "providers/ascii.hpp"
 
 namespace outbox::providers::phone {
 namespace {
@@ -15,7 +16,6 @@ using i18n::phonenumbers::PhoneNumberUtil;
 
 const PhoneNumberUtil& util() { return *PhoneNumberUtil::GetInstance(); }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 std::string upper_ascii(std::string_view s) {
   std::string out{s};
@@ -35,7 +35,7 @@ std::string known_region(std::string_view alpha2) {
 // "1" -> "US", "+44" -> "GB" (the main region of a shared calling code).
 std::string region_for_calling_code(std::string_view code) {
   if (!code.empty() && code.front() == '+') code.remove_prefix(1);
-  if (code.empty() || code.size() > 3 || !std::all_of(code.begin(), code.end(), is_digit)) return {};
+  if (code.empty() || code.size() > 3 || !std::all_of(code.begin(), code.end(), is_ascii_digit)) return {};
   std::string region;
   util().GetRegionCodeForCountryCode(std::stoi(std::string{code}), &region);
   // "ZZ": no such code; "001": a non-geographic code (+800), which has no national numbers.

@@ -1,20 +1,20 @@
 #include "providers/setting_checks.hpp"
 #include "providers/quoted_text.hpp"
+#include "providers/ascii.hpp"
 
 #include <algorithm>
 #include <charconv>
 
 namespace outbox::providers::setting_checks {
 namespace {
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 }  // namespace
 
-std::string_view setting(const settings_map& settings, const std::string& key) {
-  const auto it = settings.find(key);
+std::string_view setting(const settings_map& settings, std::string_view key) {
+  const auto it = settings.find(std::string{key});
   return it == settings.end() ? std::string_view{} : std::string_view{it->second};
 }
 
-bool all_digits(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_digit); }
+bool all_digits(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_ascii_digit); }
 
 bool has_blank_or_control(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) {

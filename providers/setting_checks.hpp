@@ -12,7 +12,7 @@ namespace outbox::providers::setting_checks {
 using settings_map = std::map<std::string, std::string>;
 
 // The value of `key`, "" when absent.
-[[nodiscard]] std::string_view setting(const settings_map& settings, const std::string& key);
+[[nodiscard]] std::string_view setting(const settings_map& settings, std::string_view key);
 [[nodiscard]] bool all_digits(std::string_view s);
 [[nodiscard]] bool has_blank_or_control(std::string_view s);
 [[nodiscard]] bool has_control(std::string_view s);

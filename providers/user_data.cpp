@@ -7,14 +7,14 @@
 #include "providers/iso3166.hpp"
 #include "providers/phone_numbers.hpp"
 #include "providers/unicode_text.hpp"
+#include "providers/ascii.hpp"
 
 namespace outbox::providers {
 namespace {
 
 using unicode::inner_blanks;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool all_digits(std::string_view s) { return std::all_of(s.begin(), s.end(), is_digit); }
+bool digits_only(std::string_view s) { return std::all_of(s.begin(), s.end(), is_ascii_digit); }
 bool is_dash(char32_t cp) { return cp == '-'; }
 
 int number(std::string_view digits) {
@@ -42,12 +42,12 @@ struct date_parts {
 
 // YYYYMMDD, YYYY-MM-DD, MM/DD/YYYY and M/D/YYYY (Meta's examples start from "2/16/1997").
 std::optional<date_parts> read_date(std::string_view s) {
-  if (s.size() == 8 && all_digits(s)) {
+  if (s.size() == 8 && digits_only(s)) {
     return date_parts{number(s.substr(0, 4)), number(s.substr(4, 2)), number(s.substr(6))};
   }
   if (s.size() == 10 && s[4] == '-' && s[7] == '-') {
     const auto y = s.substr(0, 4), m = s.substr(5, 2), d = s.substr(8);
-    if (all_digits(y) && all_digits(m) && all_digits(d)) return date_parts{number(y), number(m), number(d)};
+    if (digits_only(y) && digits_only(m) && digits_only(d)) return date_parts{number(y), number(m), number(d)};
     return std::nullopt;
   }
   const auto first = s.find('/');
@@ -55,7 +55,7 @@ std::optional<date_parts> read_date(std::string_view s) {
   if (second == std::string_view::npos) return std::nullopt;
   const auto m = s.substr(0, first), d = s.substr(first + 1, second - first - 1), y = s.substr(second + 1);
   const bool shaped = m.size() >= 1 && m.size() <= 2 && d.size() >= 1 && d.size() <= 2 && y.size() == 4;
-  if (!shaped || !all_digits(m) || !all_digits(d) || !all_digits(y)) return std::nullopt;
+  if (!shaped || !digits_only(m) || !digits_only(d) || !digits_only(y)) return std::nullopt;
   return date_parts{number(y), number(m), number(d)};
 }
 
@@ -151,7 +151,7 @@ std::string utf8_to_lower(std::string_view text) { return unicode::to_lower(text
 
 bool is_sha256_hex(std::string_view text) {
   return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-           return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+           return is_ascii_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
          });
 }
 
@@ -192,9 +192,9 @@ std::string normalize_state(std::string_view raw) {
 std::string normalize_zip(std::string_view raw) {
   const std::string_view s = unicode::trim(raw);
   // US ZIP+4: "12345-6789", "12345 6789" or "123456789" -> "12345".
-  const bool us_plus4 = (s.size() == 10 && (s[5] == '-' || s[5] == ' ') && all_digits(s.substr(0, 5)) &&
-                         all_digits(s.substr(6))) ||
-                        (s.size() == 9 && all_digits(s));
+  const bool us_plus4 = (s.size() == 10 && (s[5] == '-' || s[5] == ' ') && digits_only(s.substr(0, 5)) &&
+                         digits_only(s.substr(6))) ||
+                        (s.size() == 9 && digits_only(s));
   if (us_plus4) return std::string{s.substr(0, 5)};
   return unicode::lower_filtered(s, is_dash, inner_blanks::drop);
 }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "providers/crypto.hpp"
+#include "providers/setting_checks.hpp"
 #include "providers/http_outcome.hpp"
 #include "providers/unicode_text.hpp"
 
@@ -11,13 +12,6 @@ namespace outbox::providers {
 namespace {
 
 constexpr std::string_view secret_prefix = "whsec_";
-
-bool iequals(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    return lower(x) == lower(y);
-  });
-}
 
 bool starts_with_icase(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
@@ -27,10 +21,7 @@ bool starts_with_icase(std::string_view s, std::string_view prefix) {
 constexpr std::array<std::string_view, 5> own_headers{"content-type", "webhook-id", "webhook-timestamp",
                                                       "webhook-signature", "idempotency-key"};
 
-std::string_view setting(const std::map<std::string, std::string>& settings, const std::string& key) {
-  const auto it = settings.find(key);
-  return it == settings.end() ? std::string_view{} : std::string_view{it->second};
-}
+using setting_checks::setting;
 
 }  // namespace
 

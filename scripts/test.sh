@@ -3,8 +3,9 @@
 # the Dockerfile does (scripts/build_image.sh: Release, stripped, in build/), adds
 # the test programs to that build (compiled at -O0, linked against the image's
 # Release libraries), starts a throwaway PostgreSQL and runs every test case (one
-# ctest test per doctest case, the image smoke test among them), then builds the
-# libFuzzer targets with clang and runs each for a few seconds.
+# ctest test per doctest case, the image smoke test among them) while it builds
+# the benchmarks and the libFuzzer targets (clang) at low priority, then runs
+# each fuzz target for a few seconds.
 #   scripts/test.sh              everything (build/, then build-fuzz/)
 #   scripts/test.sh --sanitize   the same tests built with ASan + UBSan (build-asan/);
 #                                the fuzz targets are sanitized already, so not rerun
@@ -55,18 +56,45 @@ else
   export OUTBOX_REQUIRE_IMAGE_BUILD=1  # tests/deploy/image_build_test.cpp, tests/e2e/image_smoke_e2e.cpp
 fi
 phase "test build done"
+# While the tests run (most of them wait on a server, a lease or a timer, and the
+# PostgreSQL and e2e tests run one at a time), the idle CPU builds the benchmarks
+# (excluded from a plain build) and the fuzz targets, at the lowest priority.
+side_log=$(mktemp)
+side_builds() {
+  if [ "$preset" != asan ]; then
+    cmake --build build -j "$jobs" --target outbox_bench rss_floor
+  fi
+  if ((fuzz)); then
+    cmake --preset fuzz >/dev/null
+    cmake --build --preset fuzz -j "$jobs"
+  fi
+}
+nice -n 19 bash -c "set -euo pipefail; $(declare -f side_builds); preset=$preset fuzz=$fuzz jobs=$jobs; side_builds" >"$side_log" 2>&1 &
+side_pid=$!
 # Unit tests run in parallel; PostgreSQL and e2e tests are RUN_SERIAL (CMakeLists.txt).
-scripts/with_postgres.sh ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+if ! scripts/with_postgres.sh ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"; then
+  kill "$side_pid" 2>/dev/null || true
+  exit 1
+fi
 if [ "$preset" != asan ] && docker info >/dev/null 2>&1; then
   scripts/image_smoke.sh
 else
   echo "test.sh: no Docker engine answers (docker info): the container smoke test (scripts/image_smoke.sh) is skipped"
 fi
-echo "test.sh: tests passed in $(( $(date +%s) - started )) s"
-
+phase "tests passed"
+if ! wait "$side_pid"; then
+  cat "$side_log"
+  echo "test.sh: the benchmark or fuzz build failed (above)" >&2
+  exit 1
+fi
+if grep -E '(^|[[:space:]])warning:' "$side_log" >/dev/null; then
+  cat "$side_log"
+  echo "test.sh: the benchmark or fuzz build printed warnings (above)" >&2
+  exit 1
+fi
+rm -f "$side_log"
+phase "benchmark and fuzz builds done"
 if ((fuzz)); then
-  cmake --preset fuzz >/dev/null
-  cmake --build --preset fuzz -j "$jobs"
   ctest --test-dir build-fuzz --output-on-failure
 fi
 echo "test.sh: done in $(( $(date +%s) - started )) s"

@@ -8,6 +8,9 @@
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace connection_pgtest {
+
 using namespace std::chrono_literals;
 using outbox::db::connection;
 namespace asio = boost::asio;
@@ -119,3 +122,5 @@ TEST_CASE("a terminated backend surfaces as a lost connection") {
     CHECK_FALSE(victim.is_open());
   });
 }
+
+}  // namespace connection_pgtest

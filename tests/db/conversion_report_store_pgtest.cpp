@@ -13,6 +13,9 @@
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace conversion_report_store_pgtest {
+
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
 using outbox::db::connection;
@@ -137,3 +140,5 @@ TEST_CASE("conversion report: provider requests of the last 7 days by status, wi
   CHECK(other["provider_requests"]["by_status"]["PROCESSING"]["rows"] == 3);
   CHECK(other.at("provider_requests").at("last_problem").is_null());
 }
+
+}  // namespace conversion_report_store_pgtest

@@ -11,6 +11,9 @@
 #include "tests/support/must.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace delivery_store_pgtest {
+
 using outbox::test::must;
 
 using namespace std::chrono_literals;
@@ -214,3 +217,5 @@ TEST_CASE("a claim that is not full says when the next row is due, as the next-d
   });
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sending'") == 2);
 }
+
+}  // namespace delivery_store_pgtest

@@ -12,6 +12,9 @@
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace ledger_import_pgtest {
+
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
 using outbox::db::connection;
@@ -492,3 +495,5 @@ TEST_CASE("import-ledgers rejects bad identifiers and unusable sources without c
   CHECK(snapshot(db) == before);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery") == 1);
 }
+
+}  // namespace ledger_import_pgtest

@@ -13,6 +13,9 @@
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace listener_pgtest {
+
 using namespace std::chrono_literals;
 using outbox::db::listener_event;
 namespace asio = boost::asio;
@@ -98,3 +101,5 @@ TEST_CASE("a listener whose backend is terminated reconnects, re-LISTENs and say
     CHECK(co_await signal.wait_until([&] { return finished; }, 10s));
   });
 }
+
+}  // namespace listener_pgtest

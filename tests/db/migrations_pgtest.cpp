@@ -11,6 +11,9 @@
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace migrations_pgtest {
+
 using namespace std::chrono_literals;
 using outbox::db::connection;
 namespace asio = boost::asio;
@@ -96,3 +99,5 @@ TEST_CASE("a failing migration rolls back and names itself") {
   CHECK(db.scalar("SELECT count(*) FROM outbox_schema_migrations") ==
         static_cast<long long>(outbox::db::embedded_migrations().size()));
 }
+
+}  // namespace migrations_pgtest

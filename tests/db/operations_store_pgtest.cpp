@@ -9,6 +9,9 @@
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace operations_store_pgtest {
+
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
 using outbox::db::connection;
@@ -413,3 +416,5 @@ TEST_CASE("a session lock_timeout turns a wait behind a migration into SQLSTATE 
   CHECK(outcome.first == "55P03");
   CHECK(outcome.second.starts_with("\"" + db.name() + "\" on "));
 }
+
+}  // namespace operations_store_pgtest

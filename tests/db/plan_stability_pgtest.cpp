@@ -12,6 +12,9 @@
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace plan_stability_pgtest {
+
 using outbox::test::must;
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -128,3 +131,5 @@ TEST_CASE("claim and settle plans made on a tiny table read only their batch onc
   CHECK(f.claim_buffers < 100);
   CHECK(f.settle_buffers < 100);
 }
+
+}  // namespace plan_stability_pgtest

@@ -12,6 +12,9 @@
 #include <type_traits>
 #include <utility>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace result_test {
+
 using outbox::db::result;
 
 TEST_CASE("result::text is a view on a living result and a copy on a temporary") {
@@ -21,3 +24,5 @@ TEST_CASE("result::text is a view on a living result and a copy on a temporary")
   static_assert(std::is_same_v<decltype(std::declval<const result&&>().text(0, 0)), std::string>);
   CHECK(result{}.rows() == 0);
 }
+
+}  // namespace result_test

@@ -7,6 +7,9 @@
 
 #include "tests/support/pg_fixture.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace schema_pgtest {
+
 TEST_CASE("enqueueing the same event twice keeps one row with one deterministic key") {
   outbox::test::scratch_database db;
   const std::string enqueue = "SELECT enqueue_event_delivery($1, $2, $3, $4::jsonb)";
@@ -67,3 +70,5 @@ TEST_CASE("state and lease constraints reject impossible rows") {
     CHECK(state == "23514");
   }
 }
+
+}  // namespace schema_pgtest

@@ -12,6 +12,9 @@
 #include "tests/support/must.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace settle_faults_pgtest {
+
 using outbox::test::must;
 
 using namespace std::chrono_literals;
@@ -209,3 +212,5 @@ TEST_CASE("finding 10: engine connections carry a server-side statement_timeout 
   CHECK(name == "outbox-dispatcher test");
   CHECK(sqlstate == "57014");  // query_canceled by statement_timeout, on the server
 }
+
+}  // namespace settle_faults_pgtest

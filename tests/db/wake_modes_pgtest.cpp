@@ -11,6 +11,9 @@
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace wake_modes_pgtest {
+
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
 using outbox::db::connection;
@@ -143,3 +146,5 @@ TEST_CASE("wake modes: enabling or disabling the trigger gives up after the lock
   CHECK(set_mode(db, "off", 200ms) == "adaptive");
   CHECK(db.scalar("SELECT count(*) FROM event_delivery") == 1);
 }
+
+}  // namespace wake_modes_pgtest

@@ -30,6 +30,9 @@
 #error "OUTBOX_SOURCE_DIR must name the source tree"
 #endif
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace deployment_files_test {
+
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::test::parse_dockerfile;
@@ -316,3 +319,5 @@ TEST_CASE("Kubernetes example: DATABASE_URL and tokens come from a Secret; the s
                                            << cfg.shutdown_grace.count() << " s");
   CHECK(stop_timeout >= cfg.shutdown_grace + shutdown_beyond_grace);
 }
+
+}  // namespace deployment_files_test

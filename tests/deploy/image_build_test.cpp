@@ -18,6 +18,9 @@
 #include "tests/support/dockerfile.hpp"
 #include "tests/support/python_process.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace image_build_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -148,3 +151,5 @@ TEST_CASE("Dockerfile: the image's OCI labels carry the project version, the com
   // The build stage hands the commit to cmake/write_revision.cmake through the environment.
   CHECK(stages.front().all("ARG") == std::vector<std::string>{"OUTBOX_REVISION=unknown"});
 }
+
+}  // namespace image_build_test

@@ -14,6 +14,9 @@
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/notify_probe.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace adaptive_wake_pgtest {
+
 using namespace std::chrono_literals;
 using outbox::test::engine_harness;
 using outbox::test::eventually;
@@ -206,3 +209,5 @@ TEST_CASE("adaptive wake: in `always` mode the engine never marks itself awake")
   CHECK(h.logs().find("marked awake") == std::string::npos);
   h.stop();
 }
+
+}  // namespace adaptive_wake_pgtest

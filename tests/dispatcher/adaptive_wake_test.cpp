@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace adaptive_wake_test {
+
 using namespace outbox;
 using namespace std::chrono_literals;
 using action = adaptive_wake::action;
@@ -99,3 +102,5 @@ TEST_CASE("adaptive wake: disabled never publishes awake, and withdraws if it wa
   w.set_enabled(false);
   CHECK(w.after_claim(t0 + 4ms, 3) == action::publish_asleep);
 }
+
+}  // namespace adaptive_wake_test

@@ -17,6 +17,9 @@
 #endif
 
 #if !defined(OUTBOX_OWN_ALLOCATOR)
+
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace allocator_tuning_test {
 TEST_CASE("after keep_freed_memory_for_reuse a block as large as a batch comes from the heap, not a fresh mapping") {
   // glibc's default maps anything this large on its own (its dynamic threshold
   // stops at 32 MB; ctest runs each case in a process of its own).
@@ -31,3 +34,5 @@ TEST_CASE("after keep_freed_memory_for_reuse a block as large as a batch comes f
   CHECK(mallinfo2().fordblks >= block);
 }
 #endif
+
+}  // namespace allocator_tuning_test

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace backoff_test {
+
 using namespace outbox;
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
@@ -160,3 +163,5 @@ TEST_CASE("the default schedule fits well inside the horizon") {
   CHECK(attempt == 12);
   CHECK(now - created < 3h);  // 12 attempts take about 1.4 h with +20 % jitter
 }
+
+}  // namespace backoff_test

@@ -4,6 +4,9 @@
 #include "db/error.hpp"
 #include "dispatcher/cli.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace cli_failure_test {
+
 using outbox::cli::failure_line;
 using outbox::db::error;
 using outbox::db::error_kind;
@@ -36,3 +39,5 @@ TEST_CASE("other database errors keep the server's text, escaped for the termina
   const auto line = failure_line(error(error_kind::sql, "value \x1b[2J too long", "22001"), "\"crm\" on h:1");
   CHECK(line == "database error in database \"crm\" on h:1: value \\x1b[2J too long");
 }
+
+}  // namespace cli_failure_test

@@ -7,6 +7,9 @@
 #include "dispatcher/config.hpp"
 #include "tests/support/dispatcher_process.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace config_describe_test {
+
 using outbox::mask_url_secrets;
 
 namespace {
@@ -79,3 +82,5 @@ TEST_CASE("dispatcher config never prints the secrets of a webhook URL") {
     CHECK(r.output.find(secret) == std::string::npos);
   }
 }
+
+}  // namespace config_describe_test

@@ -17,6 +17,9 @@
 #error "OUTBOX_SOURCE_DIR must name the source tree"
 #endif
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace config_docs_test {
+
 using namespace outbox;
 using config_detail::global_setting;
 using config_detail::global_settings;
@@ -165,3 +168,5 @@ TEST_CASE("config: OUTBOX_NOTIFY_CHANNEL set to the fixed channel still starts, 
   REQUIRE(c.warnings.size() == 1);
   CHECK(c.warnings[0].starts_with("OUTBOX_NOTIFY_CHANNEL is ignored: no longer supported"));
 }
+
+}  // namespace config_docs_test

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace config_test {
+
 using namespace outbox;
 using namespace std::chrono_literals;
 
@@ -461,3 +464,5 @@ TEST_CASE("process_environment reads the real environment") {
   REQUIRE(it != env.end());
   CHECK(it->second == "a=b");
 }
+
+}  // namespace config_test

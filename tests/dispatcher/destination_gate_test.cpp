@@ -3,6 +3,9 @@
 
 #include "dispatcher/destination_gate.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace destination_gate_test {
+
 using namespace std::chrono_literals;
 using outbox::destination_gate;
 
@@ -72,3 +75,5 @@ TEST_CASE("gate: on-call pauses are not shortened by automatic ones; resume lift
   CHECK_FALSE(configured.open(t0));
   CHECK_FALSE(configured.probe_due(t0 + 1h));
 }
+
+}  // namespace destination_gate_test

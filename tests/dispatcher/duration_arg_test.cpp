@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace duration_arg_test {
+
 using namespace std::chrono_literals;
 using outbox::read_duration_arg;
 using outbox::zero_duration;
@@ -71,3 +74,5 @@ TEST_CASE("what looks like a duration, for --since: digits and at most one lette
     CHECK_FALSE(outbox::looks_like_duration(no));
   }
 }
+
+}  // namespace duration_arg_test

@@ -7,6 +7,9 @@
 
 #include "tests/support/engine_harness.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace engine_faults_pgtest {
+
 using namespace std::chrono_literals;
 using outbox::test::engine_harness;
 using outbox::test::eventually;
@@ -123,9 +126,11 @@ TEST_CASE("a claim whose answer was lost: after the claim connection is replaced
              {std::to_string(lost), std::string(owner.text(0, 0))});
   // The claim connection dies (as when a claim's answer is lost with it).
   h.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-             "WHERE application_name = 'outbox-dispatcher claim'");
+             "WHERE datname = current_database() AND application_name = 'outbox-dispatcher claim'");
   h.enqueue(3, "Lead");  // a reason to claim again
   CHECK(h.wait_state(lost, "sent", 10s));
   CHECK(h.logs().find("released rows of claims whose answer was lost") != std::string::npos);
   h.stop();
 }
+
+}  // namespace engine_faults_pgtest

@@ -8,6 +8,9 @@
 #include "dispatcher/settlement_plan.hpp"
 #include "dispatcher/token_bucket.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace engine_parts_test {
+
 using namespace std::chrono_literals;
 using outbox::db::claimed_row;
 using outbox::providers::event_outcome;
@@ -169,3 +172,5 @@ TEST_CASE("array parameters quote text and keep NULLs") {
   CHECK(outbox::db::text_array(texts) == R"({"a\"b",NULL,"c\\d",""})");
   CHECK(outbox::db::int_array(std::vector<std::int64_t>{}) == "{}");
 }
+
+}  // namespace engine_parts_test

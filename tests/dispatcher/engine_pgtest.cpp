@@ -6,6 +6,9 @@
 
 #include "tests/support/engine_harness.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace engine_pgtest {
+
 using namespace std::chrono_literals;
 using outbox::test::engine_harness;
 using outbox::test::eventually;
@@ -303,3 +306,5 @@ TEST_CASE("a trickle of events costs one claim each: a settle with room to spare
   // settle would double it.
   CHECK(h.claim_statements() <= events + 2);
 }
+
+}  // namespace engine_pgtest

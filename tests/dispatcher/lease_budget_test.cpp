@@ -5,6 +5,9 @@
 
 #include "dispatcher/config.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace lease_budget_test {
+
 using namespace std::chrono_literals;
 using outbox::environment;
 
@@ -78,3 +81,5 @@ TEST_CASE("a lease shorter than the worst-case attempt plus the margin is a conf
   REQUIRE(bad.size() == 1);
   CHECK(bad[0].starts_with("OUTBOX_REQUEST_TIMEOUT_MS:"));
 }
+
+}  // namespace lease_budget_test

@@ -14,6 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace log_test {
+
 using namespace outbox;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -254,3 +257,5 @@ TEST_CASE("the default sink writes whole lines to stderr") {
   REQUIRE(lines.size() == 1);
   CHECK(json::parse(lines[0])["msg"] == "to stderr");
 }
+
+}  // namespace log_test

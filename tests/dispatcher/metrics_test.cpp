@@ -24,6 +24,9 @@
 #include "providers/match_keys.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace metrics_test {
+
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
@@ -398,3 +401,5 @@ TEST_CASE("when every slot holds an idle client, the oldest idle one makes room"
   CHECK(first_closed);
   CHECK(answer.starts_with("HTTP/1.1 200 OK"));
 }
+
+}  // namespace metrics_test

@@ -15,6 +15,9 @@
 #include "dispatcher/metrics.hpp"
 #include "tests/support/external_tool.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace monitoring_test {
+
 using namespace std::chrono_literals;
 using outbox::test::promtool_exe;
 using outbox::test::run_tool;
@@ -139,3 +142,5 @@ TEST_CASE("promtool check metrics accepts every series the dispatcher can export
   CHECK(r.exit_code == 0);
   CHECK(r.out + r.err == "");  // no lint finding either
 }
+
+}  // namespace monitoring_test

@@ -14,6 +14,9 @@
 #include "dispatcher/status_page.hpp"
 #include "tests/support/external_tool.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace status_page_test {
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using outbox::delivery_history;
@@ -133,3 +136,5 @@ TEST_CASE("the status page in headless Chromium, served by the metrics server: o
   CHECK(dom.out.find("&lt;script&gt;alert('x')&lt;/script&gt; &amp; more") != std::string::npos);
   CHECK(dom.out.find("<td class=\"lag\">75 s</td>") != std::string::npos);
 }
+
+}  // namespace status_page_test

@@ -5,6 +5,9 @@
 
 #include <string>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace terminal_text_test {
+
 using outbox::terminal_text;
 
 namespace {
@@ -77,3 +80,5 @@ TEST_CASE("terminal_text caps its output without splitting an escape or a charac
   CHECK(terminal_text("a\xc3\xa9", 3) == "a\xc3\xa9");
   CHECK(terminal_text(std::string(200, 'x'), 80).size() == 80);
 }
+
+}  // namespace terminal_text_test

@@ -12,6 +12,9 @@
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/notify_probe.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace adaptive_wake_e2e {
+
 using namespace std::chrono_literals;
 using outbox::environment;
 using outbox::test::dispatcher_process;
@@ -118,3 +121,5 @@ TEST_CASE("adaptive wake: three dispatchers drain a concurrent stream; most stat
   for (auto* d : dispatchers) d->signal(SIGTERM);
   for (auto* d : dispatchers) CHECK(d->wait_exit(15s) == 0);
 }
+
+}  // namespace adaptive_wake_e2e

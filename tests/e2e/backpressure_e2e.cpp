@@ -8,6 +8,9 @@
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace backpressure_e2e {
+
 using namespace std::chrono_literals;
 using outbox::environment;
 using outbox::test::e2e_fixture;
@@ -43,3 +46,5 @@ TEST_CASE("a destination at its concurrency limit is fed at its own pace") {
   d.signal(SIGTERM);
   CHECK(d.wait_exit(10s) == 0);
 }
+
+}  // namespace backpressure_e2e

@@ -17,6 +17,9 @@
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace chaos_e2e {
+
 using namespace std::chrono_literals;
 using outbox::environment;
 using outbox::test::e2e_fixture;
@@ -82,7 +85,9 @@ std::set<std::string> in_flight_keys_of(const e2e_fixture& fx, const std::string
 
 }  // namespace
 
-TEST_CASE("chaos: backends terminated, a restart and a SIGKILL lose nothing; duplicates only from the SIGKILL") {
+// Restarts the shared server: runs alone (the "serial" suite, CMakeLists.txt).
+TEST_CASE("chaos: backends terminated, a restart and a SIGKILL lose nothing; duplicates only from the SIGKILL" *
+          doctest::test_suite("serial")) {
   e2e_fixture fx;
   ledger endpoint;
   fx.server.set_fallback([&](const recorded_request& r) { return endpoint.answer(r); });
@@ -177,3 +182,5 @@ TEST_CASE("chaos: backends terminated, a restart and a SIGKILL lose nothing; dup
     if (d != dispatchers[0]) CHECK(d->wait_exit(20s) == 0);
   }
 }
+
+}  // namespace chaos_e2e

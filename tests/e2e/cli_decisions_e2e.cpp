@@ -8,6 +8,9 @@
 
 #include "tests/support/dispatcher_process.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace cli_decisions_e2e {
+
 using outbox::test::e2e_fixture;
 
 namespace {
@@ -178,3 +181,5 @@ TEST_CASE("prune --state dead keeps dead rows for their own retention; --archive
   CHECK(fx.db.scalar("SELECT count(*) FROM event_delivery_archive") == 0);
   CHECK(fx.cli({"prune", "--older-than", "90d", "--state", "held"}).exit_code == 2);
 }
+
+}  // namespace cli_decisions_e2e

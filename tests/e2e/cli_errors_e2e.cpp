@@ -18,6 +18,9 @@
 #include "db/migrations.hpp"
 #include "tests/support/dispatcher_process.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace cli_errors_e2e {
+
 using namespace std::chrono_literals;
 using outbox::test::e2e_fixture;
 using outbox::test::scratch_database;
@@ -121,7 +124,8 @@ TEST_CASE("stumble 6: a command stuck behind another session's lock gives up aft
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   long long waiting = 0;
   while (waiting == 0 && std::chrono::steady_clock::now() < deadline) {
-    waiting = fx.db.scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'outbox-dispatcher status' "
+    waiting = fx.db.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND application_name = 'outbox-dispatcher status' "
                            "AND wait_event_type = 'Lock'");
     if (waiting == 0) std::this_thread::sleep_for(20ms);  // nothing to await: pg_stat_activity is polled
   }
@@ -169,3 +173,5 @@ TEST_CASE("config --json: the masked settings, the destinations and the version 
   REQUIRE(problems["problems"].size() == 1);
   CHECK(problems["problems"][0].get<std::string>().find("OUTBOX_MAX_ATTEMPTS") != std::string::npos);
 }
+
+}  // namespace cli_errors_e2e

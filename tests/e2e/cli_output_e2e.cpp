@@ -10,6 +10,9 @@
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace cli_output_e2e {
+
 using namespace std::chrono_literals;
 using outbox::test::e2e_fixture;
 using outbox::test::eventually;
@@ -170,3 +173,5 @@ TEST_CASE("inspect shows what the API answered when it paused the destination, a
   CHECK(text.output.find("  delivered  http 200  ") != std::string::npos);
   CHECK(text.output.find("attempts  1\n") != std::string::npos);
 }
+
+}  // namespace cli_output_e2e

@@ -11,6 +11,9 @@
 #include "tests/support/fake_meta.hpp"
 #include "tests/support/fake_tiktok.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace conversions_e2e {
+
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::providers::sha256_hex;
@@ -134,3 +137,5 @@ TEST_CASE("conversions: SIGKILL mid-request; the restarted dispatcher resends th
   CHECK(attempt_column(fx, id, "array_to_string(dropped_fields, '|')").find("date_of_birth: invalid_date") !=
         std::string::npos);
 }
+
+}  // namespace conversions_e2e

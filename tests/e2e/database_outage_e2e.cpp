@@ -11,6 +11,9 @@
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace database_outage_e2e {
+
 using namespace std::chrono_literals;
 using outbox::environment;
 using outbox::test::e2e_fixture;
@@ -56,7 +59,9 @@ long long keys_never_received(const e2e_fixture& fx) {
 
 }  // namespace
 
-TEST_CASE("connections terminated and the server restarted mid-delivery: the dispatcher reconnects and delivers all") {
+// Restarts the shared server: runs alone (the "serial" suite, CMakeLists.txt).
+TEST_CASE("connections terminated and the server restarted mid-delivery: the dispatcher reconnects and delivers all" *
+          doctest::test_suite("serial")) {
   e2e_fixture fx;
   // 4 requests at a time, 20 ms each: 600 rows take about 3 s, so the outages hit mid-delivery.
   fx.server.set_fallback([](const auto&) { return response_plan::reply(200).after(20ms); });
@@ -125,3 +130,5 @@ TEST_CASE("connections terminated and the server restarted mid-delivery: the dis
   d.signal(SIGTERM);
   CHECK(d.wait_exit(15s) == 0);
 }
+
+}  // namespace database_outage_e2e

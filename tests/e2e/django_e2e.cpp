@@ -37,6 +37,9 @@
 #error "OUTBOX_SOURCE_DIR must name the source tree"
 #endif
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace django_e2e {
+
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::environment;
@@ -406,3 +409,5 @@ TEST_CASE("Django: the CRM's own manage.py test has the dispatcher's schema, and
   CHECK(recorded_migrations(fx.db.conninfo()) == before);
   CHECK(fx.cli({"migrate"}).output.find(agreed) != std::string::npos);
 }
+
+}  // namespace django_e2e

@@ -10,6 +10,9 @@
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/metrics_probe.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace fleet_e2e {
+
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::test::e2e_fixture;
@@ -47,7 +50,8 @@ TEST_CASE("fleet: a destination the dispatcher paused by itself shows in status 
 
   // Fault: every connection of the dispatcher is killed just before on-call acts;
   // the notification may be lost with the listener, the sweep still sees the request.
-  fx.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'outbox-dispatcher %' "
+  fx.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+              "AND application_name LIKE 'outbox-dispatcher %' "
               "AND application_name NOT LIKE 'outbox-dispatcher resume%' AND application_name NOT LIKE "
               "'outbox-dispatcher status%'");
 
@@ -95,3 +99,5 @@ TEST_CASE("fleet: pause checks provider and destination names, and takes effect 
   CHECK(resumed.output.find("webhook/default resumed (on-call pause lifted)") != std::string::npos);
   REQUIRE(d.wait_for_log("destination resumed by on-call", 5s));
 }
+
+}  // namespace fleet_e2e

@@ -19,6 +19,9 @@
 #include "tests/support/fake_google.hpp"
 #include "tests/support/metrics_probe.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace google_reconcile_e2e {
+
 using namespace std::chrono_literals;
 using outbox::environment;
 using outbox::test::e2e_fixture;
@@ -110,3 +113,5 @@ TEST_CASE("google_data_manager: status checks survive SIGKILLed dispatchers, exa
   third.signal(SIGTERM);
   CHECK(third.wait_exit(15s) == 0);
 }
+
+}  // namespace google_reconcile_e2e

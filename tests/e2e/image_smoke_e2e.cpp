@@ -23,6 +23,9 @@
 #include "tests/support/fake_tiktok.hpp"
 #include "tests/support/metrics_probe.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace image_smoke_e2e {
+
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::test::eventually;
@@ -160,3 +163,5 @@ TEST_CASE("image smoke: the stripped Release binary, laid out as in the image, m
   CHECK(code == 0);
   std::filesystem::remove_all(root);
 }
+
+}  // namespace image_smoke_e2e

@@ -9,6 +9,9 @@
 
 #include "tests/support/dispatcher_process.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace import_ledgers_e2e {
+
 using outbox::environment;
 using outbox::test::cli_result;
 using outbox::test::run_cli;
@@ -193,3 +196,5 @@ TEST_CASE("import-ledgers is listed by dispatcher --help") {
   CHECK(r.exit_code == 0);
   CHECK(contains(r.output, "import-ledgers"));
 }
+
+}  // namespace import_ledgers_e2e

@@ -7,6 +7,9 @@
 #include "tests/support/metrics_probe.hpp"
 #include "tests/support/engine_harness.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace metrics_labels_e2e {
+
 using namespace std::chrono_literals;
 using outbox::test::e2e_fixture;
 using outbox::test::eventually;
@@ -23,3 +26,5 @@ TEST_CASE("finding 11: rows naming unknown providers or destinations fold into o
   CHECK(text.find("outbox_deliveries_total{provider=\"unknown\",destination=\"unknown\",outcome=\"rejected\"} 3") !=
         std::string::npos);
 }
+
+}  // namespace metrics_labels_e2e

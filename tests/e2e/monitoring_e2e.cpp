@@ -9,6 +9,9 @@
 #include "tests/support/external_tool.hpp"
 #include "tests/support/metrics_probe.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace monitoring_e2e {
+
 using namespace std::chrono_literals;
 using outbox::test::e2e_fixture;
 using outbox::test::eventually;
@@ -134,3 +137,5 @@ TEST_CASE("the status page of a running dispatcher in headless Chromium: a row p
   CHECK(dom.out.find("<td class=\"delivered\">2</td>") != std::string::npos);
   CHECK(dom.out.find(t.fx.secret()) == std::string::npos);
 }
+
+}  // namespace monitoring_e2e

@@ -21,6 +21,9 @@
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/run_async.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace multi_dispatcher_e2e {
+
 using namespace std::chrono_literals;
 using outbox::environment;
 using outbox::test::dispatcher_process;
@@ -214,3 +217,5 @@ TEST_CASE("SIGKILL with requests in flight: a second dispatcher resends after th
                      {":" + std::to_string(second.pid()) + ":"}) == static_cast<long long>(rows));
   CHECK(fx.count("state = 'sending'") == 0);
 }
+
+}  // namespace multi_dispatcher_e2e

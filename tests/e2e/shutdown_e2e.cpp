@@ -9,6 +9,9 @@
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace shutdown_e2e {
+
 using namespace std::chrono_literals;
 using outbox::environment;
 using outbox::test::e2e_fixture;
@@ -114,3 +117,5 @@ TEST_CASE("SIGTERM while the server hangs past the grace period: exit 0 after th
   next.signal(SIGTERM);
   CHECK(next.wait_exit(10s) == 0);
 }
+
+}  // namespace shutdown_e2e

@@ -9,6 +9,9 @@
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace startup_e2e {
+
 using namespace std::chrono_literals;
 using outbox::environment;
 using outbox::test::e2e_fixture;
@@ -94,3 +97,5 @@ TEST_CASE("secrets are masked by `dispatcher config` and absent from a debug-lev
   CHECK(signature.starts_with("v1,"));  // signed with the secret
   CHECK(d.logs().find(signature.substr(3)) == std::string::npos);
 }
+
+}  // namespace startup_e2e

@@ -19,6 +19,9 @@
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace startup_signal_e2e {
+
 using namespace std::chrono_literals;
 using outbox::test::e2e_fixture;
 using outbox::test::eventually;
@@ -133,3 +136,5 @@ TEST_CASE("SIGTERM while `run --migrate` waits for another migration's lock: exi
   CHECK(eventually([&] { return lock_sessions() == 0; }, 15s));
   CHECK(fx.db.query("SELECT pg_try_advisory_lock(7310594112315183976)").boolean(0, 0));  // free for the next replica
 }
+
+}  // namespace startup_signal_e2e

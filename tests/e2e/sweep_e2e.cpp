@@ -10,6 +10,9 @@
 
 #include "tests/support/dispatcher_process.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace sweep_e2e {
+
 using outbox::environment;
 using outbox::test::cli_result;
 using outbox::test::e2e_fixture;
@@ -208,3 +211,5 @@ TEST_CASE("dispatcher sweep: dry run, filters, reset of expired leases only, att
     CHECK(attempt_log_rows(fx) == 0);
   }
 }
+
+}  // namespace sweep_e2e

@@ -16,6 +16,9 @@
 #include "tests/support/external_tool.hpp"
 #include "tests/support/fake_meta.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace user_data_module_e2e {
+
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::test::e2e_fixture;
@@ -160,3 +163,5 @@ TEST_CASE("installed as in the image, bin/dispatcher finds its module in lib/dis
         json::array({outbox::providers::sha256_hex("someone@example.com")}));
   std::filesystem::remove_all(root);
 }
+
+}  // namespace user_data_module_e2e

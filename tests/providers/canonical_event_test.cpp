@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace canonical_event_test {
+
 using namespace outbox::providers;
 using nlohmann::json;
 
@@ -264,3 +267,5 @@ TEST_CASE("merge_extra: a JSON merge patch") {
   merge_extra(event, nullptr);
   CHECK(event["opt_out"] == true);
 }
+
+}  // namespace canonical_event_test

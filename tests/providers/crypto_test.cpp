@@ -7,6 +7,9 @@
 #include <thread>
 #include <vector>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace crypto_test {
+
 using namespace outbox::providers;
 
 TEST_CASE("sha256_hex matches standard and provider test vectors") {
@@ -134,3 +137,5 @@ TEST_CASE("base64_decode rejects malformed input") {
   CHECK_FALSE(base64_decode(" Zm9v").has_value());
   CHECK_FALSE(base64_decode("Zm9v-_").has_value());  // URL-safe alphabet
 }
+
+}  // namespace crypto_test

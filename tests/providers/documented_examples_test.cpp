@@ -14,6 +14,9 @@
 #include "providers/meta_provider.hpp"
 #include "providers/tiktok_provider.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace documented_examples_test {
+
 using namespace outbox::providers;
 using nlohmann::json;
 using std::chrono::system_clock;
@@ -136,3 +139,5 @@ TEST_CASE("TikTok: the hash vectors of its sample request, from raw CRM values, 
   CHECK(user["phone"] == "9f7ec22d72092cd3c0b58726ed9c2d91b92e51a3f29837508fb2948bb22dd2fd");
   CHECK(user["external_id"] == "80fba0ae1c48e3978e43e4efc365e14e12ea0c830ba8ba5b9a2dafc7e3f2ab8b");
 }
+
+}  // namespace documented_examples_test

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace google_ads_classify_test {
+
 using namespace outbox::providers;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -367,3 +370,5 @@ TEST_CASE("parse_google_error_body: codes, messages, locations and delays") {
   CHECK_FALSE(parse_google_error_body("not json", "conversions").has_value());
   CHECK_FALSE(parse_google_error_body(R"({"results":[]})", "conversions").has_value());
 }
+
+}  // namespace google_ads_classify_test

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace google_ads_provider_test {
+
 using namespace outbox::providers;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -297,3 +300,5 @@ TEST_CASE("google_ads validate: what makes a row dead before any request, naming
   REQUIRE(dropped.size() == 1);
   CHECK(dropped.front().text() == "currency: invalid_currency (must be a 3-letter ISO 4217 code, got 'euro')");
 }
+
+}  // namespace google_ads_provider_test

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace google_data_manager_provider_test {
+
 using namespace outbox::providers;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -458,3 +461,5 @@ TEST_CASE("google_data_manager status request: GET with the id escaped, extra he
   // The status of a Data Manager request travels through read_status.
   CHECK(p.read_status(reply(200, status_body({{"requestStatus", "SUCCESS"}}))).state == request_state::success);
 }
+
+}  // namespace google_data_manager_provider_test

@@ -15,6 +15,9 @@
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/fake_google.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace google_pgtest {
+
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::test::engine_harness;
@@ -304,3 +307,5 @@ TEST_CASE("google_data_manager: a refused batch is split, the culprit dies with 
   CHECK(google.ingested_events().size() == 2);
   h.stop();
 }
+
+}  // namespace google_pgtest

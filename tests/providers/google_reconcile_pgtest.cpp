@@ -16,6 +16,9 @@
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/fake_google.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace google_reconcile_pgtest {
+
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::test::engine_harness;
@@ -257,3 +260,5 @@ TEST_CASE("google_data_manager reconciliation: an id Google does not know is UNK
   CHECK(request_of(h, "forgotten-1").checks == 1);
   h.stop();
 }
+
+}  // namespace google_reconcile_pgtest

@@ -4,6 +4,9 @@
 
 #include <string>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace http_outcome_test {
+
 using namespace outbox::providers;
 using namespace std::chrono_literals;
 using std::chrono::seconds;
@@ -293,3 +296,5 @@ TEST_CASE("response_excerpt cuts at max bytes on a code point boundary") {
     CHECK(is_valid_utf8(e));
   }
 }
+
+}  // namespace http_outcome_test

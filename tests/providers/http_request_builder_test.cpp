@@ -11,6 +11,9 @@
 
 #include "providers/http_request_builder.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace http_request_builder_test {
+
 using namespace outbox::providers;
 namespace http = boost::beast::http;
 
@@ -23,8 +26,8 @@ std::string beast_bytes(const http_request& req, const detail::target_url& url) 
   msg.target(url.target);
   msg.version(11);
   for (const auto& [name, value] : req.headers) {
-    if (detail::iequals(name, "host") || detail::iequals(name, "content-length") ||
-        detail::iequals(name, "transfer-encoding"))
+    if (outbox::providers::iequals(name, "host") || outbox::providers::iequals(name, "content-length") ||
+        outbox::providers::iequals(name, "transfer-encoding"))
       continue;
     msg.insert(name, value);
   }
@@ -152,3 +155,5 @@ TEST_CASE("build_wire refuses what cannot be sent safely, without echoing values
   CHECK(build_wire(request("HEAD", "https://h.example/p"), url, out) == std::nullopt);
   CHECK(out.head);
 }
+
+}  // namespace http_request_builder_test

@@ -7,6 +7,9 @@
 
 #include "providers/http_response_reader.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace http_response_reader_test {
+
 namespace {
 
 using namespace outbox::providers;
@@ -149,3 +152,5 @@ TEST_CASE("reader: errors read well in messages") {
   CHECK(is_size_refusal(response_error::header_too_large));
   CHECK_FALSE(is_size_refusal(response_error::switching_protocols));
 }
+
+}  // namespace http_response_reader_test

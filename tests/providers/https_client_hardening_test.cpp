@@ -18,6 +18,9 @@
 #include "tests/providers/https_test_helpers.hpp"
 #include "tests/support/test_https_server.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace https_client_hardening_test {
+
 namespace {
 
 namespace asio = boost::asio;
@@ -216,3 +219,5 @@ TEST_CASE("worst_case_attempt bounds an async_send even across the stale-connect
   // Without the shared deadline the resend would get a whole request_timeout: 2.8 s.
   CHECK(result.duration < opts.worst_case_attempt() + 400ms);
 }
+
+}  // namespace https_client_hardening_test

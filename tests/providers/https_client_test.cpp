@@ -20,6 +20,9 @@
 #include "tests/support/test_https_server.hpp"
 #include "tests/support/test_tls.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace https_client_test {
+
 namespace {
 
 namespace asio = boost::asio;
@@ -493,3 +496,5 @@ TEST_CASE("50 concurrent requests all succeed") {
   CHECK(server.accepted_connections() == n);  // all started before any finished
   CHECK(client.idle_connections() == n);
 }
+
+}  // namespace https_client_test

@@ -7,6 +7,9 @@
 
 #include "providers/user_data.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace iso3166_test {
+
 using namespace outbox::providers;
 
 TEST_CASE("iso3166: the tables generated from iso-codes are complete") {
@@ -157,3 +160,5 @@ TEST_CASE("iso3166: the indexes made at build time are sorted, unique, and find 
   CHECK_FALSE(iso3166::country_keys().find("").has_value());
   CHECK(iso3166::subdivision_names().find("de-by") == "Bayern");
 }
+
+}  // namespace iso3166_test

@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace json_text_writer_test {
+
 using namespace outbox::providers;
 using nlohmann::json;
 
@@ -89,3 +92,5 @@ TEST_CASE("json text: an empty object closed with keep_when_empty false leaves n
   CHECK_THROWS_AS(w.finish(), std::logic_error);
   CHECK(out == R"({"a":"1","kept":{}})");
 }
+
+}  // namespace json_text_writer_test

@@ -9,6 +9,9 @@
 
 #include "providers/meta_provider.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace meta_event_test {
+
 using namespace outbox::providers;
 using nlohmann::json;
 
@@ -87,3 +90,5 @@ TEST_CASE("meta entry: an empty custom_data is left out, an empty user_data is k
   CHECK(entry.match_keys.empty());
   CHECK(back == meta_event_json(event_of(payload), c, d));
 }
+
+}  // namespace meta_event_test

@@ -18,6 +18,9 @@
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/fake_meta.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace meta_pgtest {
+
 using namespace std::chrono_literals;
 using outbox::test::engine_harness;
 using outbox::test::eventually;
@@ -316,3 +319,5 @@ TEST_CASE("finding 8: a request still running at shutdown on a hold destination 
   CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE delivery_id = $1 AND outcome = 'held'",
                     {std::to_string(id)}) == 1);
 }
+
+}  // namespace meta_pgtest

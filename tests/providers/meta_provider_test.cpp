@@ -7,6 +7,9 @@
 
 #include "dispatcher/config.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace meta_provider_test {
+
 using namespace outbox::providers;
 using nlohmann::json;
 using std::chrono::system_clock;
@@ -490,3 +493,5 @@ TEST_CASE("meta: the configuration accepts a meta destination and masks its secr
     CHECK(what.find("super-secret") == std::string::npos);
   }
 }
+
+}  // namespace meta_provider_test

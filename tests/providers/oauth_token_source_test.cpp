@@ -20,6 +20,9 @@
 #include "tests/support/run_async.hpp"
 #include "tests/support/test_tls.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace oauth_token_source_test {
+
 using namespace outbox::providers;
 using namespace std::chrono_literals;
 using outbox::test::fake_google;
@@ -315,3 +318,5 @@ TEST_CASE("oauth_token_source: an unreachable token endpoint is a transient fail
     CHECK(source.refreshes() == 2);  // failures are not cached
   });
 }
+
+}  // namespace oauth_token_source_test

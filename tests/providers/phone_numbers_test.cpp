@@ -6,6 +6,9 @@
 
 #include "providers/user_data.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace phone_numbers_test {
+
 using namespace outbox::providers;
 
 namespace {
@@ -111,3 +114,5 @@ TEST_CASE("phone numbers: Meta's digits style and the legacy entry point") {
   CHECK(normalize_phone("12345", phone_style::digits) == std::nullopt);
   CHECK(normalize_phone("", phone_style::digits) == std::nullopt);
 }
+
+}  // namespace phone_numbers_test

@@ -15,6 +15,9 @@
 
 #include "tests/providers/https_test_helpers.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace system_trust_test {
+
 namespace {
 
 namespace asio = boost::asio;
@@ -136,3 +139,5 @@ TEST_CASE("system trust: SSL_CERT_FILE is loaded whole, beside an unhashed direc
   CHECK_THROWS_WITH_AS(https_client(io.get_executor(), system_trust_only()),
                        doctest::Contains("cannot use the system trust store"), std::runtime_error);
 }
+
+}  // namespace system_trust_test

@@ -10,6 +10,9 @@
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/fake_tiktok.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace tiktok_pgtest {
+
 using namespace std::chrono_literals;
 using outbox::test::engine_harness;
 using outbox::test::eventually;
@@ -158,3 +161,5 @@ TEST_CASE("tiktok: a revoked token (40105 with HTTP 200) pauses the destination 
   CHECK(tiktok.accepted_events().empty());
   h.stop();
 }
+
+}  // namespace tiktok_pgtest

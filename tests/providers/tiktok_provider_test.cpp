@@ -7,6 +7,9 @@
 
 #include "dispatcher/config.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace tiktok_provider_test {
+
 using namespace outbox::providers;
 using nlohmann::json;
 using std::chrono::system_clock;
@@ -323,3 +326,5 @@ TEST_CASE("tiktok: the configuration accepts a tiktok destination and masks the 
   CHECK(text.find("tt-super-secret") == std::string::npos);
   CHECK(text.find("OUTBOX_DEST__TIKTOK__DEFAULT__EVENT_SOURCE_ID=CRM123") != std::string::npos);
 }
+
+}  // namespace tiktok_provider_test

@@ -4,6 +4,9 @@
 
 #include <string>
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace unicode_text_test {
+
 using namespace outbox::providers;
 
 TEST_CASE("unicode text: to_lower is JavaScript's toLowerCase") {
@@ -84,3 +87,5 @@ TEST_CASE("unicode text: ASCII folds without ICU exactly as ICU's transliteratio
   // Text that is not ASCII takes ICU's path, whole.
   CHECK(unicode::match_key("Côte d'Ivoire") == unicode::fold_for_match("Côte d'Ivoire"));
 }
+
+}  // namespace unicode_text_test

@@ -6,6 +6,9 @@
 
 #include "providers/crypto.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace user_data_test {
+
 using namespace outbox::providers;
 
 // Expected hashes in this file were computed apart from this code, with
@@ -236,3 +239,5 @@ TEST_CASE("user data: gender") {
   CHECK(hash_pii(pii_field::gender, "Female") == "252f10c83610ebca1a059c0bae8255eba2f95be4d1d7bcfa89d7248a82d9f111");
   CHECK(hash_pii(pii_field::gender, "M") == "62c66a7a5dd70c3146618063c344e531e6d4b59e379808443ce962b3abd63c5a");
 }
+
+}  // namespace user_data_test

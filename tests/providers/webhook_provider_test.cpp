@@ -8,6 +8,9 @@
 
 #include "providers/crypto.hpp"
 
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace webhook_provider_test {
+
 using namespace outbox::providers;
 using namespace std::chrono_literals;
 using std::chrono::system_clock;
@@ -272,3 +275,5 @@ TEST_CASE("make_webhook_destination copies settings and headers") {
   CHECK(d.secret == "s");
   CHECK(d.extra_headers == header_list{{"x-a", "1"}});
 }
+
+}  // namespace webhook_provider_test

@@ -70,7 +70,8 @@ bool is_gclid_like(std::string_view s) {
   });
 }
 
-bool is_sha256_hex(const json& v) {
+// Hex of either case: Google decodes the hex.
+bool is_sha256_hex_any_case(const json& v) {
   if (!v.is_string()) return false;
   const auto& s = v.get_ref<const std::string&>();
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
@@ -240,7 +241,7 @@ response_plan fake_google::state::ads(const recorded_request& req, const std::sm
       error = it->second;
     } else if (has_user && std::any_of(c["userIdentifiers"].begin(), c["userIdentifiers"].end(), [](const json& u) {
                  const auto field = u.contains("hashedEmail") ? "hashedEmail" : "hashedPhoneNumber";
-                 return !u.contains(field) || !is_sha256_hex(u[field]);
+                 return !u.contains(field) || !is_sha256_hex_any_case(u[field]);
                })) {
       error = {{"INVALID_USER_IDENTIFIER", "Make sure you hash user provided data using SHA-256."}};
     } else if (!order_id.empty() && !order_ids_in_request.insert(order_id).second) {
@@ -344,14 +345,14 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
       const json& id = users[u];
       if (id.contains("address")) {  // AddressInfo: hashed names, plain regionCode
         const json& a = id["address"];
-        if (!is_sha256_hex(a.value("givenName", json())) || !is_sha256_hex(a.value("familyName", json()))) {
+        if (!is_sha256_hex_any_case(a.value("givenName", json())) || !is_sha256_hex_any_case(a.value("familyName", json()))) {
           return invalid("INVALID_SHA256_FORMAT", at + ".user_data.user_identifiers[" + std::to_string(u) + "]",
                          "The SHA256 encoded value is malformed.");
         }
         continue;
       }
       const char* field = id.contains("emailAddress") ? "emailAddress" : "phoneNumber";
-      if (!id.contains(field) || !is_sha256_hex(id[field])) {
+      if (!id.contains(field) || !is_sha256_hex_any_case(id[field])) {
         return invalid("INVALID_SHA256_FORMAT", at + ".user_data.user_identifiers[" + std::to_string(u) + "]",
                        "The SHA256 encoded value is malformed.");
       }

@@ -5,23 +5,17 @@
 #include <mutex>
 
 #include "providers/crypto.hpp"
+#include "tests/support/sha256_hex.hpp"
 
 namespace outbox::test {
 namespace {
 
 using nlohmann::json;
 
-bool is_hash(const json& v) {
-  if (!v.is_string()) return false;
-  const auto& s = v.get_ref<const std::string&>();
-  return s.size() == 64 &&
-         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 // Meta's hashed user_data fields: a string or an array of strings, each a lower-case SHA-256.
 bool hashed_field_ok(const json& v) {
-  if (v.is_array()) return !v.empty() && std::all_of(v.begin(), v.end(), is_hash);
-  return is_hash(v);
+  if (v.is_array()) return !v.empty() && std::all_of(v.begin(), v.end(), [](const json& item) { return is_sha256_hex(item); });
+  return is_sha256_hex(v);
 }
 
 response_plan graph_error(int status, int code, std::string message, std::optional<int> subcode = std::nullopt,

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <string_view>
 
+#include "tests/support/sha256_hex.hpp"
+
 namespace outbox::test {
 namespace {
 
@@ -14,11 +16,8 @@ constexpr std::string_view track_path = "/open_api/v1.3/event/track/";
 
 // One SHA-256 hex, or a non-empty list of them (TikTok takes both for email, phone, external_id).
 bool is_hash(const json& v) {
-  if (v.is_array()) return !v.empty() && std::all_of(v.begin(), v.end(), [](const json& item) { return is_hash(item); });
-  if (!v.is_string()) return false;
-  const auto& s = v.get_ref<const std::string&>();
-  return s.size() == 64 &&
-         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  if (v.is_array()) return !v.empty() && std::all_of(v.begin(), v.end(), [](const json& item) { return is_sha256_hex(item); });
+  return is_sha256_hex(v);
 }
 
 response_plan tiktok_reply(long long code, const std::string& message) {

@@ -4,7 +4,8 @@
         # What enqueue_fanout(...) sends to when the caller names no providers:
         # (provider, destination) pairs or bare provider names ("default" destination).
         "DEFAULT_FANOUT": [("meta", "default"), ("tiktok", "default"), ("google_data_manager", "default")],
-        # Where the dispatcher's sql/NNNN_*.sql migrations are; None: the app's own sql/ folder.
+        # Where the dispatcher's sql/NNNN_*.sql migrations are; None: the copy the
+        # package carries (outbox_events/sql/, put there when the package is built).
         "SCHEMA_DIR": None,
         # True: `manage.py migrate` (and so Django's test database creation) applies
         # them; False: it only checks that `dispatcher migrate` already did.
@@ -120,7 +121,7 @@ def default_fanout() -> Tuple[Pair, ...]:
 
 
 def schema_dir() -> Path:
-    """Where the dispatcher's migrations are read from."""
+    """Where the dispatcher's migrations are read from: SCHEMA_DIR, else the package's own copy."""
     value = _raw().get("SCHEMA_DIR")
     if value is None:
         return Path(__file__).resolve().parent / "sql"

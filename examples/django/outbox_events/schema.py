@@ -8,9 +8,12 @@ them the same way, so either tool can go first and the other then finds
 nothing to do. It runs from the outbox_events migration 0002, which is what
 makes Django's test database (built from migrations) have the schema.
 
-The files come from settings.OUTBOX_EVENTS["SCHEMA_DIR"], by default the app's
-`sql/` folder (in the dispatcher's repository a link to its top-level `sql/`,
-so there is one copy of the text).
+The files come from settings.OUTBOX_EVENTS["SCHEMA_DIR"], by default the
+package's `outbox_events/sql/` folder: `pip install` builds the package from
+the dispatcher's repository and setup.py copies its top-level `sql/` there, so
+there is one copy of the text to edit. Used from the repository itself (not
+installed), the app has no such folder: point SCHEMA_DIR at the top-level `sql/`
+(testproject/settings.py does).
 """
 
 from __future__ import annotations
@@ -63,8 +66,9 @@ def dispatcher_migrations(directory: Path | None = None) -> List[DispatcherMigra
     files = sorted(directory.glob("[0-9]*.sql")) if directory.is_dir() else []
     if not files:
         raise ImproperlyConfigured(
-            f"no dispatcher migrations (NNNN_*.sql) in {directory}: set settings.{conf.SETTING}['SCHEMA_DIR'] "
-            "to the dispatcher's sql/ folder, or copy the app with its sql/ folder (cp -rL follows the link)"
+            f"no dispatcher migrations (NNNN_*.sql) in {directory}: install the app with pip from the "
+            "dispatcher's repository (pip install --no-build-isolation path/to/outbox-dispatcher/examples/django "
+            f"puts them in the package), or set settings.{conf.SETTING}['SCHEMA_DIR'] to the repository's sql/ folder"
         )
     found = []
     for path in files:

@@ -12,6 +12,7 @@ dispatcher's schema.
 """
 
 import os
+from pathlib import Path
 
 SECRET_KEY = "outbox-events-testproject-not-secret"
 DEBUG = False
@@ -68,6 +69,9 @@ DATABASES = {
 # default, spelled out; a CRM names the destinations its dispatcher configures.
 OUTBOX_EVENTS = {
     "DEFAULT_FANOUT": [("meta", "default"), ("tiktok", "default"), ("google_data_manager", "default")],
+    # The app is used here straight from the repository, not installed: its
+    # migrations are the repository's sql/ (an installed package carries a copy).
+    "SCHEMA_DIR": Path(__file__).resolve().parent.parent.parent.parent / "sql",
 }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
