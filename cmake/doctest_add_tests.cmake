@@ -4,8 +4,8 @@
 # the original splits the listing into a CMake list, so "a; b" became two tests
 # ("a", " b") whose filters match nothing (tests/main.cpp fails those runs).
 # Also refuses duplicate names, which ctest would run twice or not at all.
-# Ignored options: ADD_LABELS and JUNIT_OUTPUT_DIR (we use neither). And marks
-# the cases of the test suite "serial" RUN_SERIAL (CMakeLists.txt says why).
+# Ignored options: ADD_LABELS and JUNIT_OUTPUT_DIR (we use neither). And gives
+# the cases of the test suite "serial" both database lanes (CMakeLists.txt says why).
 cmake_policy(VERSION 3.25)  # a -P script starts with no policies set
 if(NOT EXISTS "${TEST_EXECUTABLE}")
   message(FATAL_ERROR "Specified test executable '${TEST_EXECUTABLE}' does not exist")
@@ -22,7 +22,8 @@ if(NOT result EQUAL 0)
 endif()
 
 # A placeholder no name contains stands for ';' while the listing is a CMake list.
-# The cases of TEST_SUITE("serial") run alone (RUN_SERIAL): they restart the shared server.
+# The cases of the suite "serial" restart the shared server: no other database test may run
+# beside them (they take both lanes' locks; CMakeLists.txt), unit tests may.
 execute_process(
   COMMAND ${TEST_EXECUTOR} "${TEST_EXECUTABLE}" ${spec} --test-suite=serial --list-test-cases
   OUTPUT_VARIABLE serial_output RESULT_VARIABLE result WORKING_DIRECTORY "${TEST_WORKING_DIR}")
@@ -73,7 +74,7 @@ foreach(line IN LISTS lines)
   string(APPEND script "add_test(${qname} ${TEST_EXECUTOR} [==[${TEST_EXECUTABLE}]==] ${qfilter}${extra})\n")
   string(APPEND script "set_tests_properties(${qname} PROPERTIES WORKING_DIRECTORY [==[${TEST_WORKING_DIR}]==]${properties})\n")
   if("${line}" IN_LIST serial_lines)
-    string(APPEND script "set_tests_properties(${qname} PROPERTIES RUN_SERIAL TRUE)\n")
+    string(APPEND script "set_tests_properties(${qname} PROPERTIES RESOURCE_LOCK [==[pgtests;e2es]==])\n")
   endif()
 endforeach()
 file(WRITE "${CTEST_FILE}" "${script}")

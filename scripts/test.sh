@@ -4,8 +4,8 @@
 # the test programs to that build (compiled at -O0, linked against the image's
 # Release libraries), starts a throwaway PostgreSQL and runs every test case (one
 # ctest test per doctest case, the image smoke test among them) while it builds
-# the benchmarks and the libFuzzer targets (clang) at low priority, then runs
-# each fuzz target for a few seconds.
+# the benchmarks and the libFuzzer targets (clang) at low priority and runs each
+# fuzz target for a few seconds.
 #   scripts/test.sh              everything (build/, then build-fuzz/)
 #   scripts/test.sh --sanitize   the same tests built with ASan + UBSan (build-asan/);
 #                                the fuzz targets are sanitized already, so not rerun
@@ -56,9 +56,10 @@ else
   export OUTBOX_REQUIRE_IMAGE_BUILD=1  # tests/deploy/image_build_test.cpp, tests/e2e/image_smoke_e2e.cpp
 fi
 phase "test build done"
-# While the tests run (most of them wait on a server, a lease or a timer, and the
-# PostgreSQL and e2e tests run one at a time), the idle CPU builds the benchmarks
-# (excluded from a plain build) and the fuzz targets, at the lowest priority.
+# While the tests run (most of them wait on a server, a lease or a timer, and
+# the PostgreSQL and e2e tests run one of each at a time), the idle CPU builds
+# the benchmarks (excluded from a plain build) and the fuzz targets, and runs
+# those, at the lowest priority.
 side_log=$(mktemp)
 side_builds() {
   if [ "$preset" != asan ]; then
@@ -67,13 +68,15 @@ side_builds() {
   if ((fuzz)); then
     cmake --preset fuzz >/dev/null
     cmake --build --preset fuzz -j "$jobs"
+    # Each target for OUTBOX_FUZZ_SECONDS (default 5) of wall time, here too.
+    ctest --test-dir build-fuzz --output-on-failure -j "$jobs"
   fi
 }
-nice -n 19 bash -c "set -euo pipefail; $(declare -f side_builds); preset=$preset fuzz=$fuzz jobs=$jobs; side_builds" >"$side_log" 2>&1 &
+setsid nice -n 19 bash -c "set -euo pipefail; $(declare -f side_builds); preset=$preset fuzz=$fuzz jobs=$jobs; side_builds" >"$side_log" 2>&1 &
 side_pid=$!
 # Unit tests run in parallel; PostgreSQL and e2e tests are RUN_SERIAL (CMakeLists.txt).
 if ! scripts/with_postgres.sh ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"; then
-  kill "$side_pid" 2>/dev/null || true
+  kill -- -"$side_pid" 2>/dev/null || true  # its own process group (setsid): cmake, ninja and compilers too
   exit 1
 fi
 if [ "$preset" != asan ] && docker info >/dev/null 2>&1; then
@@ -92,9 +95,7 @@ if grep -E '(^|[[:space:]])warning:' "$side_log" >/dev/null; then
   echo "test.sh: the benchmark or fuzz build printed warnings (above)" >&2
   exit 1
 fi
+grep -E '^(100% tests passed|Total Test time)' "$side_log" || true  # the fuzz runs' summary
 rm -f "$side_log"
-phase "benchmark and fuzz builds done"
-if ((fuzz)); then
-  ctest --test-dir build-fuzz --output-on-failure
-fi
+phase "benchmark and fuzz builds and fuzz runs done"
 echo "test.sh: done in $(( $(date +%s) - started )) s"
