@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that the image's runtime stage installs every shared library a file needs.
 
-    scripts/check_runtime_libs.py [--dockerfile PATH] FILE...
+    scripts/check_runtime_libs.py [--dockerfile PATH] [--also PACKAGE]... FILE...
 
 For each FILE (the dispatcher, its user data module) `ldd` names the libraries
 it loads; `dpkg -S` names the package each comes from. That package must be in
@@ -10,6 +10,9 @@ they depend on (Depends and Pre-Depends, followed through every level), or one
 of the base image's (debian:12-slim holds Debian's Essential and required
 packages, and what they depend on). Prints one line per library; exits 1 naming
 each library no such package provides, 2 when the input cannot be read.
+
+--also names a package the check counts as installed too: a sanitizer build's
+runtimes (libasan8, libubsan1), which the image's Release build never needs.
 
 Reads the package database of this machine (dpkg-query): the files must have
 been built here against the same Debian release as the image.
@@ -116,6 +119,8 @@ def owners(paths):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dockerfile", default=os.path.join(os.path.dirname(__file__), "..", "Dockerfile"))
+    parser.add_argument("--also", action="append", default=[], metavar="PACKAGE",
+                        help="count this package as installed (a sanitizer build's runtimes)")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args()
     try:
@@ -124,7 +129,7 @@ def main():
         print(f"check_runtime_libs: {e}", file=sys.stderr)
         return 2
     depends, base, provided_by = dpkg_fields()
-    image = closure(installs, depends, provided_by) | closure(base, depends, provided_by)
+    image = closure(installs | set(args.also), depends, provided_by) | closure(base, depends, provided_by)
     print(f"runtime stage installs: {' '.join(sorted(installs))}")
     missing = []
     libraries = {f: needed_libraries(f) for f in args.files}

@@ -33,6 +33,6 @@ TEST_CASE("after keep_freed_memory_for_reuse a block as large as a batch comes f
   // Freed, the block stays with the process for the next batch instead of going back to the kernel.
   CHECK(mallinfo2().fordblks >= block);
 }
-#endif
 
 }  // namespace allocator_tuning_test
+#endif
