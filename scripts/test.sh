@@ -74,8 +74,9 @@ side_builds() {
 }
 setsid nice -n 19 bash -c "set -euo pipefail; $(declare -f side_builds); preset=$preset fuzz=$fuzz jobs=$jobs; side_builds" >"$side_log" 2>&1 &
 side_pid=$!
-# Unit tests run in parallel; PostgreSQL and e2e tests are RUN_SERIAL (CMakeLists.txt).
-if ! scripts/with_postgres.sh ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"; then
+# One PostgreSQL test and one e2e test at a time (their resource locks, CMakeLists.txt),
+# mostly waiting on the server and timers, and unit tests in one more slot.
+if ! scripts/with_postgres.sh ctest --test-dir "$build_dir" --output-on-failure -j "$((jobs + 1))"; then
   kill -- -"$side_pid" 2>/dev/null || true  # its own process group (setsid): cmake, ninja and compilers too
   exit 1
 fi

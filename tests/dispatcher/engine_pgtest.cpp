@@ -254,8 +254,10 @@ namespace {
 // count the statements.
 long long settle_statements_for_spread_answers(const std::string& window_ms) {
   engine_harness h([&](auto& env) { env["OUTBOX_SETTLE_WINDOW_MS"] = window_ms; });
-  h.server.script({response_plan::reply(200), response_plan::reply(200).after(60ms),
-                   response_plan::reply(200).after(120ms), response_plan::reply(200).after(180ms)});
+  // 150 ms apart: with no window, a settle (milliseconds, tens on a loaded
+  // machine) ends before the next answer comes; a 1 s window still spans all four.
+  h.server.script({response_plan::reply(200), response_plan::reply(200).after(150ms),
+                   response_plan::reply(200).after(300ms), response_plan::reply(200).after(450ms)});
   h.start();
   h.db.query("SELECT enqueue_event_delivery(g, 'webhook', 'Lead', '{}') FROM generate_series(101, 104) g");
   REQUIRE(eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 4; },
