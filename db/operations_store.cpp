@@ -1,4 +1,5 @@
 #include "db/operations_store.hpp"
+#include "db/transaction_sql.hpp"
 
 #include <stdexcept>
 
@@ -132,7 +133,6 @@ SELECT id FROM event_delivery
 WHERE ($1::bigint IS NULL OR lead_project_id = $1) AND ($2::text IS NULL OR idempotency_key = $2)
 ORDER BY id)sql";
 
-constexpr const char* set_lock_timeout_sql = "SELECT set_config('lock_timeout', $1, false)";
 
 constexpr const char* database_label_sql = R"sql(
 SELECT '"' || current_database() || '" on ' ||

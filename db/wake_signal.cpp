@@ -1,4 +1,5 @@
 #include "db/wake_signal.hpp"
+#include "db/transaction_sql.hpp"
 
 namespace outbox::db {
 namespace {
@@ -28,7 +29,6 @@ constexpr const char* awake_list_sql = R"sql(
 SELECT instance, extract(epoch FROM awake_until - clock_timestamp())::float8
 FROM outbox_dispatcher_awake ORDER BY instance)sql";
 
-constexpr const char* set_lock_timeout_sql = "SELECT set_config('lock_timeout', $1, false)";
 constexpr const char* set_wake_mode_sql = "SELECT outbox_set_wake_mode($1, $2)";
 
 }  // namespace

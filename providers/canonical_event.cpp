@@ -20,7 +20,7 @@ constexpr std::int64_t max_event_time = 253'402'300'799;
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
-std::string_view trim_blanks(std::string_view s) {
+std::string_view trim_ascii_space(std::string_view s) {
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
   return s;
@@ -109,7 +109,7 @@ class reader {
  private:
   std::optional<std::string> scalar(const char* key, const json& v, bool integers_ok) {
     if (v.is_string()) {
-      const std::string_view s = trim_blanks(v.get_ref<const std::string&>());
+      const std::string_view s = trim_ascii_space(v.get_ref<const std::string&>());
       if (s.empty()) return std::nullopt;
       return std::string{s};
     }
@@ -168,7 +168,7 @@ std::optional<std::int64_t> parse_event_time(const json* v, reader& r) {
     if (std::isfinite(d) && d > 0 && d < 9.2e18) seconds = static_cast<std::int64_t>(std::floor(d));
     shown = v->dump();
   } else if (v->is_string()) {
-    const std::string_view s = trim_blanks(v->get_ref<const std::string&>());
+    const std::string_view s = trim_ascii_space(v->get_ref<const std::string&>());
     shown = std::string{s};
     if (!s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), is_ascii_digit)) {
       seconds = std::stoll(std::string{s});
@@ -205,7 +205,7 @@ std::optional<double> parse_value(const json* v, reader& r) {
     d = v->get<double>();
   } else if (v->is_string()) {
     // DjangoJSONEncoder writes Decimal as a string: accept a plain decimal number.
-    const std::string_view s = trim_blanks(v->get_ref<const std::string&>());
+    const std::string_view s = trim_ascii_space(v->get_ref<const std::string&>());
     if (s.empty()) return std::nullopt;
     std::size_t i = s.front() == '-' ? 1 : 0;
     std::size_t int_digits = 0;
@@ -238,7 +238,7 @@ std::optional<std::string> parse_currency(reader& r) {
     r.drop("currency", "invalid_currency", "must be a 3-letter ISO 4217 code, got " + type_of(*v));
     return std::nullopt;
   }
-  const std::string_view s = trim_blanks(v->get_ref<const std::string&>());
+  const std::string_view s = trim_ascii_space(v->get_ref<const std::string&>());
   if (s.empty()) return std::nullopt;
   std::string code{s};
   for (char& c : code) {
@@ -259,7 +259,7 @@ std::optional<consent_value> parse_consent_value(const json& consent, const char
     r.drop(field, "invalid_consent", "must be GRANTED or DENIED, got " + type_of(*it));
     return std::nullopt;
   }
-  std::string v{trim_blanks(it->get_ref<const std::string&>())};
+  std::string v{trim_ascii_space(it->get_ref<const std::string&>())};
   for (char& c : v) {
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   }
