@@ -5,7 +5,7 @@ Waits for a process whose command line matches PATTERN (pgrep -f), samples its
 /proc/PID/smaps every 100 ms until it exits, and prints the largest sample's
 resident kB per mapping (a shared library, the executable, [heap], [anon]):
 
-    python3 bench/rss_breakdown.py '^/work/main/build-bench/dispatcher run' &
+    python3 bench/rss_breakdown.py 'build-bench/dispatcher run' &
     scripts/with_postgres.sh build-bench/outbox_bench drain --rows 50000
 
 docs/benchmarks.md quotes its output.

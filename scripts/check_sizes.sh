@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Enforces the size rules of /work/shared/design/style.md:
+# Enforces the project's size rules (the style guide the project follows):
 #   - no C++ source file (*.cpp, *.hpp) under db/ dispatcher/ providers/ tests/
 #     bench/ examples/ over 500 lines;
 #   - no function body in db/ dispatcher/ providers/ over 60 lines.
