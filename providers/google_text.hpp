@@ -1,8 +1,6 @@
 #pragma once
 // Small text helpers for the Google provider files (google_*.cpp); iequals is
 // providers/http_types.hpp's, setting() providers/setting_checks.hpp's.
-#include <algorithm>
-#include <map>
 #include <string>
 #include <string_view>
 

@@ -31,6 +31,14 @@ started=$(date +%s)
 scripts/check_sizes.sh  # no source file over 500 lines, no function over 60
 scripts/setup.sh
 phase() { echo "test.sh: $1 at $(( $(date +%s) - started )) s"; }
+# Fails the run when a build's log has a compiler warning, printing the log if asked.
+fail_on_warnings() {  # LOG WHAT [show]
+  if grep -E '(^|[[:space:]])warning:' "$1" >/dev/null; then
+    [ "${3:-}" = show ] && cat "$1"
+    echo "test.sh: $2 printed warnings (above)" >&2
+    exit 1
+  fi
+}
 phase "set-up done"
 if [ "$preset" = asan ]; then
   build_dir=build-asan
@@ -48,10 +56,7 @@ else
   log=$(mktemp)
   cmake -S . -B build -DOUTBOX_BUILD_TESTS=ON >/dev/null
   cmake --build build -j "$jobs" 2>&1 | tee "$log"
-  if grep -E '(^|[[:space:]])warning:' "$log" >/dev/null; then
-    echo "test.sh: the test build printed warnings (above)" >&2
-    exit 1
-  fi
+  fail_on_warnings "$log" "the test build"
   rm -f "$log"
   export OUTBOX_REQUIRE_IMAGE_BUILD=1  # tests/deploy/image_build_test.cpp, tests/e2e/image_smoke_e2e.cpp
 fi
@@ -91,11 +96,7 @@ if ! wait "$side_pid"; then
   echo "test.sh: the benchmark or fuzz build failed (above)" >&2
   exit 1
 fi
-if grep -E '(^|[[:space:]])warning:' "$side_log" >/dev/null; then
-  cat "$side_log"
-  echo "test.sh: the benchmark or fuzz build printed warnings (above)" >&2
-  exit 1
-fi
+fail_on_warnings "$side_log" "the benchmark or fuzz build" show
 grep -E '^(100% tests passed|Total Test time)' "$side_log" || true  # the fuzz runs' summary
 rm -f "$side_log"
 phase "benchmark and fuzz builds and fuzz runs done"
