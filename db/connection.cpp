@@ -1,5 +1,7 @@
 #include "db/connection.hpp"
 
+#include <poll.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -66,6 +68,21 @@ void connection::close() noexcept {
   socket_fd_ = -1;
   conn_.reset();
   prepared_.clear();
+}
+
+bool connection::still_open() noexcept {
+  if (!conn_) return false;
+  pollfd fd{socket_fd_, POLLIN, 0};
+  if (::poll(&fd, 1, 0) <= 0) return true;
+  // Readable while idle: a notification, or the server's goodbye (a FATAL
+  // message, then the end of the stream), which libpq may not have seen whole yet.
+  const std::size_t before = notifications_.size();
+  if (PQconsumeInput(conn_.get()) != 0 && PQstatus(conn_.get()) == CONNECTION_OK) {
+    collect_notifications();
+    if (notifications_.size() > before) return true;
+  }
+  close();
+  return false;
 }
 
 int connection::backend_pid() const noexcept { return conn_ ? PQbackendPID(conn_.get()) : 0; }

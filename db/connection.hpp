@@ -75,6 +75,10 @@ class connection {
   [[nodiscard]] std::deque<notification> take_notifications();
 
   [[nodiscard]] bool is_open() const noexcept { return conn_ != nullptr; }
+  // Without waiting: false (and closed) when the server ended an idle
+  // connection since its last use (a terminated backend, a restart), or sent
+  // it anything but a notification.
+  [[nodiscard]] bool still_open() noexcept;
   [[nodiscard]] int backend_pid() const noexcept;
   // Closes now: releases the socket from Asio before PQfinish closes it.
   void close() noexcept;

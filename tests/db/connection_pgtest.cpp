@@ -4,6 +4,9 @@
 #include <chrono>
 #include <string>
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include "db/connection.hpp"
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
@@ -119,6 +122,33 @@ TEST_CASE("a terminated backend surfaces as a lost connection") {
       lost = e.connection_lost();
     }
     CHECK(lost);
+    CHECK_FALSE(victim.is_open());
+  });
+}
+
+TEST_CASE("still_open tells an idle connection the server ended from one that is fine or was notified") {
+  outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
+    auto victim = co_await connection::async_connect(ex, outbox::test::admin_conninfo(), 5s);
+    auto admin = co_await connection::async_connect(ex, outbox::test::admin_conninfo(), 5s);
+    (void)co_await victim.async_query("LISTEN still_open_test", {}, 5s);
+    CHECK(victim.still_open());
+    // A notification is input too, but not the end: still_open reads it (polled,
+    // as waiting for the socket would read it first).
+    (void)co_await admin.async_query("NOTIFY still_open_test, 'hello'", {}, 5s);
+    std::size_t notified = 0;
+    asio::steady_timer pause(ex);
+    for (int i = 0; i < 500 && notified == 0; ++i) {
+      REQUIRE(victim.still_open());
+      notified = victim.take_notifications().size();
+      pause.expires_after(10ms);
+      co_await pause.async_wait(asio::use_awaitable);
+    }
+    CHECK(notified == 1);
+    // Waits until the backend is gone (PostgreSQL 14+), so its goodbye is in the socket.
+    outbox::db::params pid{std::to_string(victim.backend_pid())};
+    const auto gone = co_await admin.async_query("SELECT pg_terminate_backend($1::int, 5000)", std::move(pid), 10s);
+    CHECK(gone.text(0, 0) == std::string_view("t"));
+    CHECK_FALSE(victim.still_open());
     CHECK_FALSE(victim.is_open());
   });
 }

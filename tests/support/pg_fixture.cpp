@@ -4,7 +4,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <random>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include "db/connection.hpp"
 #include "db/migrations.hpp"
@@ -46,6 +51,27 @@ void sql_script(const std::string& conninfo, const std::string& script) {
   });
 }
 
+// The connection and the event loop it belongs to; used by one thread at a time.
+struct scratch_database::kept_connection {
+  boost::asio::io_context io;
+  std::optional<db::connection> conn;
+
+  boost::asio::awaitable<db::result> async_query(std::string conninfo, std::string statement, db::params args) {
+    // A server restart or a terminated backend since the last statement: connect again.
+    if (conn && !conn->still_open()) conn.reset();
+    if (!conn) conn.emplace(co_await db::connection::async_connect(io.get_executor(), conninfo, 10s));
+    co_return co_await conn->async_query(statement, args, 60s);
+  }
+
+  db::result query(const std::string& conninfo, const std::string& statement, db::params args) {
+    io.restart();
+    auto done = boost::asio::co_spawn(io, async_query(conninfo, statement, std::move(args)), boost::asio::use_future);
+    io.run_for(75s);
+    if (done.wait_for(0s) != std::future_status::ready) throw std::runtime_error("test statement did not finish in time");
+    return done.get();
+  }
+};
+
 scratch_database::scratch_database(bool migrate) : name_(unique_name()), conninfo_(conninfo_for(name_)) {
   sql_script(admin_conninfo(), "CREATE DATABASE " + db::quote_identifier(name_) + " TEMPLATE template0");
   if (migrate) {
@@ -56,7 +82,15 @@ scratch_database::scratch_database(bool migrate) : name_(unique_name()), conninf
   }
 }
 
+db::result scratch_database::query(const std::string& statement, db::params args) const {
+  std::unique_lock lock(kept_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return sql(conninfo_, statement, std::move(args));
+  if (!kept_) kept_ = std::make_unique<kept_connection>();
+  return kept_->query(conninfo_, statement, std::move(args));
+}
+
 scratch_database::~scratch_database() {
+  kept_.reset();  // before the drop, which would terminate it
   try {
     sql_script(admin_conninfo(), "DROP DATABASE IF EXISTS " + db::quote_identifier(name_) + " WITH (FORCE)");
   } catch (...) {

@@ -1,6 +1,8 @@
 #pragma once
 // A scratch database per test: created from the libpq environment that
 // scripts/with_postgres.sh exports, migrated, and dropped afterwards.
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,13 +31,20 @@ class scratch_database {
 
   [[nodiscard]] const std::string& name() const { return name_; }
   [[nodiscard]] const std::string& conninfo() const { return conninfo_; }
-  db::result query(const std::string& statement, db::params args = {}) const { return sql(conninfo_, statement, std::move(args)); }
+  // On the database's kept connection (below); on a connection of its own while
+  // another thread's statement runs there.
+  db::result query(const std::string& statement, db::params args = {}) const;
   // Number of rows for a `SELECT count(*) ...` style statement.
   [[nodiscard]] long long scalar(const std::string& statement, db::params args = {}) const;
 
  private:
+  struct kept_connection;
   std::string name_;
   std::string conninfo_;
+  // A backend per statement cost about 15 ms on the test machines, and a test
+  // program runs thousands of statements: one connection is kept and reused.
+  mutable std::mutex kept_mutex_;
+  mutable std::unique_ptr<kept_connection> kept_;
 };
 
 }  // namespace outbox::test
