@@ -90,7 +90,7 @@ json run_ceiling(const options& o) {
   }
   if (o.preload_sent > 0) preload_sent_rows(conn, o.preload_sent, rows.payload);
   (void)conn.exec("VACUUM ANALYZE event_delivery");
-  // The dispatcher's own connections and session settings (dispatcher/db_link.cpp)
+  // The dispatcher's own connections and session settings (dispatcher/engine/db_link.cpp)
   // and its choice of plan (db/delivery_store.cpp: small settles prepared with
   // a generic plan, larger ones planned for their size), so that at small
   // batches this measures what the dispatcher's statements cost.

@@ -153,7 +153,7 @@ void window::end(pg& conn) {
     const auto pid = static_cast<pid_t>(std::stol(value(r, i, 0)));
     const std::string type = value(r, i, 1), query = value(r, i, 2), app = value(r, i, 3);
     std::string name = type;
-    // The dispatcher names its connections (dispatcher/db_link.cpp); a
+    // The dispatcher names its connections (dispatcher/engine/db_link.cpp); a
     // connection's last query alone once filed the claim connection under
     // maintenance. The queries below sort the rest (older dispatchers, the
     // listener, producers).

@@ -43,7 +43,7 @@ thread_cpu this_thread_cpu() {
   return {seconds(u.ru_utime), seconds(u.ru_stime)};
 }
 
-// A signed webhook request's shape (providers/webhook_provider.cpp): the same
+// A signed webhook request's shape (providers/webhook/webhook_provider.cpp): the same
 // header names and sizes, a fixed signature.
 std::string request_bytes(std::int64_t i, std::uint16_t port) {
   const std::string body = webhook_payload(i);

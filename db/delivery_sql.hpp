@@ -7,7 +7,7 @@
 
 namespace outbox::db::sql {
 
-// The sessions of the claim and settle connections (dispatcher/db_link.cpp;
+// The sessions of the claim and settle connections (dispatcher/engine/db_link.cpp;
 // bench/ceiling.cpp runs the same): cached generic plans all day, and none
 // that reads the whole table or backlog. A generic plan is made once per
 // session (again after each ANALYZE of the table). Made while the table held

@@ -138,7 +138,7 @@ params settle_params(std::string owner, std::span<const settlement> batch) {
                 std::move(check_after).finish()};
 }
 
-// The settle connection plans with generic plans (dispatcher/db_link.cpp); a
+// The settle connection plans with generic plans (dispatcher/engine/db_link.cpp); a
 // large batch is planned for its size instead, then the mode goes back, also
 // when the settle fails (a connection that failed is replaced anyway).
 asio::awaitable<result> large_settle(connection& conn, params args) {

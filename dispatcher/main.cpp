@@ -6,11 +6,11 @@
 #include <string_view>
 #include <vector>
 
-#include "dispatcher/cli.hpp"
+#include "dispatcher/cli/cli.hpp"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "run") {
-    // Held pending until `run` has its handler (dispatcher/cli_run.cpp): PID 1
+    // Held pending until `run` has its handler (dispatcher/cli/cli_run.cpp): PID 1
     // of a container drops a SIGTERM it has no handler for.
     sigset_t stop;
     sigemptyset(&stop);

@@ -2,7 +2,7 @@
 // The provider-neutral event the CRM (Django) writes into event_delivery.payload:
 // one flat JSON object per row, the same for every provider. Each ad-platform
 // provider parses it with parse_canonical_event() and maps it to its own API;
-// normalization and hashing of the user fields live in providers/user_data.hpp.
+// normalization and hashing of the user fields live in providers/user_data/user_data.hpp.
 //
 //   {"event_time": 1767225600 | "2026-01-01T00:00:00Z",     required
 //    "value": 120.5, "currency": "EUR", "order_id": "A-17",
@@ -30,7 +30,7 @@
 //    removed here, repeats after normalization by the provider; at most
 //    canonical_max_values per field;
 //  - user fields are only type-checked here: a value that cannot be normalized
-//    (providers/user_data.hpp) is dropped by the provider that would send it.
+//    (providers/user_data/user_data.hpp) is dropped by the provider that would send it.
 #include <array>
 #include <cstddef>
 #include <cstdint>

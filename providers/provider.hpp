@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "providers/dropped_field.hpp"
-#include "providers/http_types.hpp"
+#include "providers/http/http_types.hpp"
 
 namespace outbox::providers {
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "db/delivery_store.hpp"
-#include "dispatcher/instance_id.hpp"
+#include "dispatcher/engine/instance_id.hpp"
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/must.hpp"
 #include "tests/support/run_async.hpp"

@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "db/operations_store.hpp"
-#include "dispatcher/duration_arg.hpp"
+#include "dispatcher/cli/duration_arg.hpp"
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 

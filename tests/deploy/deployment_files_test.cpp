@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/config.hpp"
+#include "dispatcher/config/config.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/dockerfile.hpp"
 #include "tests/support/python_process.hpp"
@@ -44,11 +44,11 @@ namespace {
 const std::string source_dir = OUTBOX_SOURCE_DIR;
 
 // What `run --migrate` may wait before /healthz answers: the connect (10 s,
-// dispatcher/cli_run.cpp), another replica's migration lock (60 s) and one
+// dispatcher/cli/cli_run.cpp), another replica's migration lock (60 s) and one
 // migration statement at its limit (60 s; db/migrations.cpp).
 constexpr auto longest_start = 10s + 60s + 60s;
 // After the grace period: up to 6 s to record outcomes and up to 10 s for the
-// last background tasks (dispatcher/engine.cpp, async_drain), plus a margin.
+// last background tasks (dispatcher/engine/engine.cpp, async_drain), plus a margin.
 constexpr auto shutdown_beyond_grace = 20s;
 
 std::set<std::string> words(const std::string& text) {
@@ -144,7 +144,7 @@ TEST_CASE("Dockerfile: the image carries the user data module where the dispatch
   const auto copies = runtime_stage(stages).all("COPY");
   const auto copied = [&](const std::string& args) { return std::find(copies.begin(), copies.end(), args) != copies.end(); };
   CHECK(copied("--from=build /build/dispatcher /usr/local/bin/dispatcher"));
-  // dispatcher/user_data_loader.cpp: ../lib/dispatcher/ beside the executable's directory.
+  // providers/user_data/user_data_loader.cpp: ../lib/dispatcher/ beside the executable's directory.
   CHECK(copied("--from=build /build/dispatcher-user-data.so /usr/local/lib/dispatcher/dispatcher-user-data.so"));
 }
 

@@ -143,7 +143,7 @@ TEST_CASE("SIGKILL with requests in flight: a second dispatcher resends after th
     return killed->load() ? response_plan::reply(200) : response_plan::reply(200).after(2000ms);
   });
   // The shortest legal lease for a 2.5 s request timeout and the fixture's 1 s
-  // connect timeout: 2 x (1 + 1 + 2.5) s + 5 s (dispatcher/lease_budget.hpp).
+  // connect timeout: 2 x (1 + 1 + 2.5) s + 5 s (dispatcher/engine/lease_budget.hpp).
   constexpr int lease_seconds = 14;
   constexpr std::size_t rows = 24;
   constexpr std::size_t concurrency = 16;  // 16 requests in flight, 8 rows claimed and waiting for a slot

@@ -1,4 +1,4 @@
-// The user data module (providers/user_data_module.hpp): the `dispatcher`
+// The user data module (providers/user_data/user_data_module.hpp): the `dispatcher`
 // executable does not link libphonenumber, protobuf or ICU's transliterator; it
 // loads dispatcher-user-data.so at start when a destination hashes user data,
 // never for webhooks only, and stops with a clear line when the file is missing.

@@ -1,6 +1,6 @@
 // Fuzzes the HTTPS client's response reader: the same parser set-up, caps,
 // chunk-extension check and 1xx skipping the client uses on the socket
-// (providers/http_response_reader.hpp). Seeds: tests/fuzz/seeds/http_response/.
+// (providers/http/http_response_reader.hpp). Seeds: tests/fuzz/seeds/http_response/.
 //
 // Each input is read three times, in one large read, byte by byte, and in
 // reads of a few bytes; all must agree: parsing must not depend on how TCP
@@ -10,7 +10,7 @@
 #include <initializer_list>
 #include <string_view>
 
-#include "providers/http_response_reader.hpp"
+#include "providers/http/http_response_reader.hpp"
 
 namespace {
 

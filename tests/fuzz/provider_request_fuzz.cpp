@@ -1,10 +1,10 @@
 // libFuzzer target: one row's payload, as raw bytes, through what the engine does
-// with it before any request. Bytes -> JSON (as dispatcher/event_prep.cpp parses
+// with it before any request. Bytes -> JSON (as dispatcher/engine/event_prep.cpp parses
 // it) -> parse_canonical_event -> every provider's validate(), and build_request()
 // for the events validate() accepts, alone and in a batch of three (the same
 // payload under a second key, then the first key again).
 //
-// What counts as a finding, mirroring what dispatcher/engine.cpp catches:
+// What counts as a finding, mirroring what dispatcher/engine/engine.cpp catches:
 //  - validate() runs in the claim loop without a try: any exception escaping it
 //    would end the loop, so here it escapes too and libFuzzer reports it;
 //  - build_request() runs under `catch (const std::exception&)` (the batch goes
@@ -26,11 +26,11 @@
 #include <nlohmann/json.hpp>
 
 #include "providers/canonical_event.hpp"
-#include "providers/google_ads_provider.hpp"
-#include "providers/google_data_manager_provider.hpp"
-#include "providers/meta_provider.hpp"
-#include "providers/tiktok_provider.hpp"
-#include "providers/webhook_provider.hpp"
+#include "providers/google/google_ads_provider.hpp"
+#include "providers/google/google_data_manager_provider.hpp"
+#include "providers/meta/meta_provider.hpp"
+#include "providers/tiktok/tiktok_provider.hpp"
+#include "providers/webhook/webhook_provider.hpp"
 
 namespace {
 
@@ -145,7 +145,7 @@ void exercise(const provider& p, const std::string& event_name, const nlohmann::
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const auto providers = make_providers();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  // dispatcher/event_prep.cpp: invalid JSON and non-objects never reach a provider.
+  // dispatcher/engine/event_prep.cpp: invalid JSON and non-objects never reach a provider.
   const auto payload = nlohmann::json::parse(text, nullptr, false);
   if (payload.is_discarded() || !payload.is_object()) return 0;
   (void)parse_canonical_event(payload);

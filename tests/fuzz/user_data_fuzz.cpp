@@ -1,5 +1,5 @@
 // libFuzzer target: raw bytes as one user value (a CRM field: email, phone,
-// name...) through every normalization and hash of providers/user_data.hpp.
+// name...) through every normalization and hash of providers/user_data/user_data.hpp.
 // The first byte picks the default calling code and the row's region (its
 // normalized country), so the phone and state rules see destinations with and
 // without a calling code and rows with and without a country. Findings:
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "providers/user_data.hpp"
+#include "providers/user_data/user_data.hpp"
 
 namespace {
 

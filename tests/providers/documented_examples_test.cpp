@@ -10,9 +10,9 @@
 #include <string>
 
 #include "providers/crypto.hpp"
-#include "providers/google_data_manager_provider.hpp"
-#include "providers/meta_provider.hpp"
-#include "providers/tiktok_provider.hpp"
+#include "providers/google/google_data_manager_provider.hpp"
+#include "providers/meta/meta_provider.hpp"
+#include "providers/tiktok/tiktok_provider.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace documented_examples_test {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/config.hpp"
+#include "dispatcher/config/config.hpp"
 
 namespace outbox::test {
 

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dispatcher/config.hpp"
+#include "dispatcher/config/config.hpp"
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/test_https_server.hpp"
 #include "tests/support/test_tls.hpp"

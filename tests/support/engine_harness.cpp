@@ -19,7 +19,7 @@ environment base_environment(const scratch_database& db, const test_https_server
   env["DATABASE_URL"] = db.conninfo();
   env["OUTBOX_POLL_INTERVAL_MS"] = "500";
   // The shortest lease the rule allows with OAuth destinations (google_pgtest):
-  // 3 x (1 s connect + 1 s handshake + 2 s request) + 5 s = 17 s (dispatcher/lease_budget.hpp).
+  // 3 x (1 s connect + 1 s handshake + 2 s request) + 5 s = 17 s (dispatcher/engine/lease_budget.hpp).
   env["OUTBOX_LEASE_SECONDS"] = "17";
   env["OUTBOX_REQUEST_TIMEOUT_MS"] = "2000";
   env["OUTBOX_CONNECT_TIMEOUT_MS"] = "1000";

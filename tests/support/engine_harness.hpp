@@ -10,9 +10,9 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "dispatcher/config.hpp"
-#include "dispatcher/engine.hpp"
-#include "dispatcher/log.hpp"
+#include "dispatcher/config/config.hpp"
+#include "dispatcher/engine/engine.hpp"
+#include "dispatcher/ops/log.hpp"
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/test_https_server.hpp"
 #include "tests/support/test_tls.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/config.hpp"
+#include "dispatcher/config/config.hpp"
 
 #include "tests/support/child_process.hpp"
 

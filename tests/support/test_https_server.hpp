@@ -22,7 +22,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
-#include "providers/http_types.hpp"
+#include "providers/http/http_types.hpp"
 #include "tests/support/test_tls.hpp"
 
 namespace outbox::test {

@@ -1,0 +1,252 @@
+// `dispatcher status`: what on-call looks at first.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+
+#include "db/conversion_report_store.hpp"
+#include "db/fleet_store.hpp"
+#include "db/operations_store.hpp"
+#include "dispatcher/cli/cli.hpp"
+#include "dispatcher/cli/cli_args.hpp"
+#include "dispatcher/config/config.hpp"
+#include "dispatcher/ops/terminal_text.hpp"
+#include "providers/user_data/match_keys.hpp"
+
+namespace outbox::cli {
+namespace {
+
+constexpr const char* status_help = R"(usage: dispatcher status [--json]
+
+Counts of rows by state and by provider/destination (pending, due now,
+sending, dead, held), the oldest due row and its age, rows in `sending` whose
+lease expired (a dead dispatcher: `dispatcher sweep`), dead rows in the last
+24 h, and paused destinations. `sent` is counted exactly on a table of up to 100,000 rows, estimated
+from table statistics (shown as ~N) above that.
+Then, per provider/destination, the conversions: match-key coverage (share of
+the delivered attempts of the last 24 h carrying each key), fields dropped from
+them by field:reason (top 5), and the requests the provider accepted in the
+last 7 days by processing status (rows), with the latest failed one.
+)";
+
+// The order provider_request statuses are printed in (sql/0005_conversion_facts.sql).
+constexpr std::array<const char*, 6> request_statuses{"PENDING", "PROCESSING", "SUCCESS",
+                                                      "PARTIAL_SUCCESS", "FAILURE", "UNKNOWN"};
+
+long long count(const nlohmann::json& j, const char* key) { return j.contains(key) ? j[key].get<long long>() : 0; }
+
+// A text field from the database, safe for the terminal (names and reasons are CRM or operator text).
+std::string text(const nlohmann::json& j, const char* key, const char* missing = "") {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return missing;
+  return terminal_text(it->is_string() ? it->get<std::string>() : it->dump());
+}
+
+// "92%": share of the delivered attempts carrying a key. Rounded down, so 100%
+// means every one; "<1%" keeps a rare key from reading as absent.
+std::string share(long long n, long long total) {
+  if (n == 0 || total == 0) return "0%";
+  const long long percent = n * 100 / total;
+  return percent == 0 ? "<1%" : std::to_string(percent) + "%";
+}
+
+void print_match_keys(const nlohmann::json& d) {
+  const auto delivered = count(d, "delivered");
+  std::string line;
+  bool any = false;
+  for (const auto& k : d["match_keys"]) {
+    const auto n = count(k, "attempts");
+    any = any || n > 0;
+    line += (line.empty() ? "" : ", ") + text(k, "key") + " " + share(n, delivered);
+  }
+  std::cout << "    match keys: " << (any ? line : "none on any delivered attempt") << "\n";
+}
+
+void print_dropped(const nlohmann::json& d) {
+  const auto total = count(d, "dropped_total");
+  if (total == 0) {
+    std::cout << "    dropped fields: none\n";
+    return;
+  }
+  std::string line;
+  for (const auto& f : d["dropped"]) {
+    line += (line.empty() ? "" : ", ") + text(f, "field") + ":" + text(f, "reason") + " " +
+            std::to_string(count(f, "count"));
+  }
+  std::cout << "    dropped fields: " << total << " in all; " << line << "\n";
+}
+
+void print_requests(const nlohmann::json& r) {
+  std::string line;
+  for (const char* status : request_statuses) {
+    const auto it = r["by_status"].find(status);
+    const long long rows = it == r["by_status"].end() ? 0 : count(*it, "rows");
+    line += (line.empty() ? "" : ", ") + std::string(status) + " " + std::to_string(rows);
+  }
+  std::cout << "    provider requests, last 7 days (rows): " << line << "\n";
+  const auto& p = r["last_problem"];
+  if (p.is_null()) return;
+  std::cout << "      latest " << text(p, "status") << ": request " << text(p, "request_id") << ", "
+            << count(p, "row_count") << " rows, checked " << text(p, "checked_at", "never") << ": "
+            << text(p, "detail", "-") << "\n";
+}
+
+void print_conversions(const nlohmann::json& conversions) {
+  if (conversions.empty()) {
+    std::cout << "\nconversions: no delivered attempts in the last 24 h, no provider requests in the last 7 days\n";
+    return;
+  }
+  std::cout << "\nconversions (delivered attempts of the last 24 h):\n";
+  for (const auto& d : conversions) {
+    std::cout << "  " << text(d, "provider") << "/" << text(d, "destination") << ": ";
+    if (count(d, "delivered") == 0) {
+      std::cout << "no delivered attempts\n";
+    } else {
+      std::cout << count(d, "delivered") << " delivered\n";
+      print_match_keys(d);
+      print_dropped(d);
+    }
+    if (!d["provider_requests"].is_null()) print_requests(d["provider_requests"]);
+  }
+}
+
+// Seconds as "42 s", "12 min", "3.5 h": lag is read at a glance.
+std::string age(double seconds) {
+  char buf[32];
+  if (seconds < 120) std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+  else if (seconds < 7200) std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  else std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  return buf;
+}
+
+// Delivery lag: the oldest row not yet delivered, by created_at. It rises while a
+// destination is paused, broken or behind, even when no row is due.
+void print_lag(const nlohmann::json& lags) {
+  if (lags.empty()) {
+    std::cout << "\ndelivery lag: none (nothing waiting)\n";
+    return;
+  }
+  std::cout << "\ndelivery lag (oldest pending or sending row, by created_at):\n";
+  for (const auto& l : lags) {
+    std::cout << "  " << text(l, "provider") << "/" << text(l, "destination") << "  "
+              << age(l.value("seconds", 0.0)) << "  (" << l.value("rows", 0) << " rows)\n";
+  }
+}
+
+// The dispatchers' heartbeats, with the pauses each took by itself.
+void print_dispatchers(const nlohmann::json& fleet) {
+  if (fleet.empty()) {
+    std::cout << "\ndispatchers: none has recorded a heartbeat\n";
+    return;
+  }
+  std::cout << "\ndispatchers:\n";
+  for (const auto& d : fleet) {
+    std::cout << "  " << text(d, "instance") << "  " << (d.value("live", false) ? "live" : "gone") << "  version "
+              << text(d, "version") << "  " << text(d, "host") << " pid " << d.value("pid", 0) << "  up since "
+              << text(d, "started_at") << "  last seen " << text(d, "last_seen") << "\n";
+    if (!d.value("live", false)) continue;
+    for (const auto& p : d.value("automatic_pauses", nlohmann::json::array())) {
+      std::cout << "    paused by itself: " << text(p, "provider") << "/" << text(p, "destination") << " until "
+                << text(p, "until", "?") << ": " << text(p, "reason") << "  -> dispatcher resume "
+                << text(p, "provider") << " " << text(p, "destination") << "\n";
+    }
+  }
+}
+
+void print_text(const nlohmann::json& s) {
+  // Which database this is, first: on-call may have several shells open.
+  if (s.contains("database")) std::cout << "database: " << text(s, "database") << "\n";
+  const auto& by_state = s["by_state"];
+  std::cout << "rows:  pending " << count(by_state, "pending") << "   sending " << count(by_state, "sending")
+            << "   dead " << count(by_state, "dead") << "   held " << count(by_state, "held") << "   sent "
+            << (s.value("sent_estimated", true) ? "~" : "") << count(by_state, "sent") << "\n";
+  if (s["oldest_due"].is_null()) {
+    std::cout << "oldest due row: none (nothing waiting to be sent)\n";
+  } else {
+    const auto& o = s["oldest_due"];
+    std::cout << "oldest due row: id " << o["id"] << " (" << text(o, "provider") << "/" << text(o, "destination")
+              << "), due for " << o["age_seconds"] << " s\n";
+  }
+  std::cout << "expired leases: " << s["expired_leases"] << (s["expired_leases"] > 0 ? "  -> dispatcher sweep" : "")
+            << "\ndead in the last 24 h: " << s["dead_last_24h"] << "\n";
+  if (!s["by_destination"].empty()) {
+    // Columns as wide as their longest name ("google_data_manager"), plus a gap.
+    int pw = 12, dw = 14;
+    for (const auto& d : s["by_destination"]) {
+      pw = std::max(pw, static_cast<int>(text(d, "provider").size()) + 2);
+      dw = std::max(dw, static_cast<int>(text(d, "destination").size()) + 2);
+    }
+    std::cout << "\n" << std::left << std::setw(pw) << "provider" << std::setw(dw) << "destination" << std::right
+              << std::setw(9) << "pending" << std::setw(8) << "due" << std::setw(9) << "sending" << std::setw(8)
+              << "dead" << std::setw(8) << "held" << "\n";
+    for (const auto& d : s["by_destination"]) {
+      std::cout << std::left << std::setw(pw) << text(d, "provider") << std::setw(dw) << text(d, "destination")
+                << std::right << std::setw(9) << count(d, "pending") << std::setw(8)
+                << count(d, "due") << std::setw(9) << count(d, "sending") << std::setw(8) << count(d, "dead")
+                << std::setw(8) << count(d, "held")
+                << "\n";
+    }
+  }
+  if (s["paused_destinations"].empty()) {
+    std::cout << "\npaused destinations: none\n";
+  } else {
+    std::cout << "\npaused destinations:\n";
+    for (const auto& p : s["paused_destinations"]) {
+      std::cout << "  " << text(p, "provider") << "/" << text(p, "destination") << "  since " << text(p, "paused_at")
+                << "  by " << text(p, "paused_by", "?") << ": " << text(p, "reason") << "\n";
+    }
+  }
+  print_lag(s.value("delivery_lag", nlohmann::json::array()));
+  print_dispatchers(s.value("dispatchers", nlohmann::json::array()));
+  print_conversions(s.value("conversions", nlohmann::json::array()));
+}
+
+// Lag and heartbeats (sql/0006); absent on an older schema.
+boost::asio::awaitable<void> add_fleet(db::connection& conn, nlohmann::json& s) {
+  const auto lags = co_await db::async_delivery_lag(conn);
+  if (lags) {
+    s["delivery_lag"] = nlohmann::json::array();
+    for (const auto& l : *lags) {
+      s["delivery_lag"].push_back(
+          {{"provider", l.provider}, {"destination", l.destination}, {"seconds", l.seconds}, {"rows", l.rows}});
+    }
+  }
+  const auto fleet = co_await db::async_try(db::async_fleet(conn));
+  if (fleet) s["dispatchers"] = *fleet;
+  const auto where = co_await db::async_try(db::async_database_label(conn));
+  if (where) s["database"] = *where;
+}
+
+}  // namespace
+
+int status_command(std::span<const std::string> args) {
+  arg_reader r(args);
+  bool json = false;
+  while (!r.done()) {
+    if (r.flag("--help") || r.flag("-h")) {
+      std::cout << status_help;
+      return exit_ok;
+    }
+    if (r.flag("--json")) {
+      json = true;
+      continue;
+    }
+    std::cerr << "dispatcher status: unknown option '" << r.current() << "'\n" << status_help;
+    return exit_usage;
+  }
+  return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
+    auto s = co_await db::async_status(conn);
+    const std::vector<std::string> keys(providers::match_key::all.begin(), providers::match_key::all.end());
+    s["conversions"] = co_await db::async_conversion_report(conn, keys);
+    co_await add_fleet(conn, s);
+    if (json) {
+      std::cout << s.dump(2) << "\n";
+    } else {
+      print_text(s);
+    }
+    co_return exit_ok;
+  });
+}
+
+}  // namespace outbox::cli

@@ -1,0 +1,279 @@
+#include "dispatcher/engine/claimer.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "db/wake_signal.hpp"
+#include "dispatcher/engine/instance_id.hpp"
+#include "dispatcher/engine/use_tuple.hpp"
+
+namespace outbox {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+using sys_clock = std::chrono::system_clock;
+constexpr auto db_retry_delay = 1s;
+constexpr auto min_idle = 20ms;  // never spin on rows locked by another dispatcher
+// Draining a backlog at the in-flight limit, each settle frees a few rows; a
+// claim waits this long for a quarter of a claim batch to be free instead of
+// claiming each few rows with a statement (and a commit) of their own.
+constexpr auto claim_gather = 5ms;
+
+adaptive_wake_options wake_options(const config& cfg) {
+  adaptive_wake_options o;
+  o.linger = cfg.adaptive_linger;
+  o.awake_poll = cfg.adaptive_poll;
+  o.ttl = cfg.adaptive_ttl;
+  o.wake_rate = cfg.adaptive_wake_rate;
+  return o;
+}
+
+}  // namespace
+
+claimer::claimer(engine_context& ctx, sender& send)
+    : ctx_(ctx), sender_(send), link_(ctx, "claim"), wake_signal_(wake_options(ctx.cfg)), timer_(ctx.ex) {}
+
+void claimer::wake() {
+  wake_pending_ = true;
+  timer_.cancel();
+}
+
+void claimer::capacity_freed() {
+  if (waiting_for_capacity_) wake();
+}
+
+void claimer::set_adaptive(bool adaptive, const std::string& mode) {
+  if (ctx_.cfg.wake != wake_mode::listen) return;  // a poll-only dispatcher never claims to be awake
+  if (adaptive == wake_signal_.enabled()) return;
+  ctx_.log.info("database wake mode", {{"mode", mode}});
+  wake_signal_.set_enabled(adaptive);
+}
+
+asio::awaitable<void> claimer::async_idle(steady::duration max_wait, steady::duration floor) {
+  if (!wake_pending_ && !ctx_.stopping) {
+    timer_.expires_after(std::max<steady::duration>(max_wait, floor));
+    (void)co_await timer_.async_wait(use_tuple);
+  }
+  wake_pending_ = false;
+}
+
+asio::awaitable<void> claimer::async_wait_for_capacity(steady::duration max_wait, steady::duration floor) {
+  waiting_for_capacity_ = true;
+  co_await async_idle(max_wait, floor);
+  waiting_for_capacity_ = false;
+}
+
+std::vector<std::string> claimer::skipped_destinations() const {
+  std::vector<std::string> keys;
+  const auto now = sys_clock::now();
+  ctx_.destinations.for_each([&](const destination& d) {
+    if (d.gate.paused(now)) keys.push_back(d.key());
+  });
+  return keys;
+}
+
+std::optional<steady::duration> claimer::until_a_pause_ends() const {
+  std::optional<steady::duration> soonest;
+  const auto now = sys_clock::now();
+  ctx_.destinations.for_each([&](const destination& d) {
+    if (const auto at = d.gate.reopens_at()) {
+      const auto left = std::max<steady::duration>(steady::duration::zero(), *at - now);
+      if (!soonest || left < *soonest) soonest = left;
+    }
+  });
+  return soonest;
+}
+
+db::claim_request claimer::request(std::size_t limit) const {
+  db::claim_request req;
+  req.owner = ctx_.instance_id;
+  req.token = random_uuid();
+  req.lease = ctx_.cfg.lease;
+  req.limit = static_cast<int>(limit);
+  req.max_attempts = ctx_.cfg.backoff.max_attempts;
+  return req;
+}
+
+asio::awaitable<void> claimer::async_run() {
+  const auto max_in_flight = static_cast<std::size_t>(ctx_.cfg.max_in_flight);
+  while (!ctx_.stopping) {
+    std::size_t capacity = ctx_.in_flight.size() < max_in_flight ? max_in_flight - ctx_.in_flight.size() : 0;
+    if (capacity == 0) {
+      co_await async_wait_for_capacity(ctx_.cfg.poll_interval, min_idle);  // the settler wakes us
+      continue;
+    }
+    if (co_await async_gather_capacity(capacity)) continue;
+    db::connection* conn = co_await link_.async_get();
+    bool ready = conn != nullptr;
+    if (ready) ready = co_await async_release_orphans(*conn);
+    if (ready) claim_sent_ = true;  // from here on, a claim's answer may be lost
+    if (ready) ready = co_await async_probe(*conn, capacity);
+    if (!ready) {
+      co_await async_idle(db_retry_delay, db_retry_delay);
+      continue;
+    }
+    bool full = false;
+    const auto found = co_await async_claim(*conn, capacity, full);
+    last_claim_full_ = found && full;
+    if (!found) {
+      co_await async_idle(db_retry_delay, db_retry_delay);
+      continue;
+    }
+    co_await async_publish(wake_signal_.after_claim(steady::now(), *found));
+    if (full) continue;  // more may be due right now
+    if (link_.connected()) co_await async_wait_next();
+  }
+  // Going away: inserts must notify the other dispatchers again at once.
+  if (wake_signal_.awake()) co_await async_publish(adaptive_wake::action::publish_asleep);
+}
+
+// True when it waited for more capacity (the caller looks again): only while
+// draining at the in-flight limit, and for claim_gather at most.
+asio::awaitable<bool> claimer::async_gather_capacity(std::size_t capacity) {
+  const auto batch = static_cast<std::size_t>(std::min(ctx_.cfg.claim_batch, ctx_.cfg.max_in_flight));
+  if (!last_claim_full_ || capacity * 4 >= batch || ctx_.in_flight.size() == 0 || ctx_.stopping) {
+    gather_until_.reset();
+    co_return false;
+  }
+  const auto now = steady::now();
+  if (!gather_until_) gather_until_ = now + claim_gather;
+  if (now >= *gather_until_) {
+    gather_until_.reset();
+    co_return false;
+  }
+  co_await async_wait_for_capacity(*gather_until_ - now, steady::duration::zero());  // a settle ends it early
+  co_return true;
+}
+
+// Rows claimed under our name whose claim answer was lost: release them once per new connection.
+// Until this process has sent a claim there is nothing to release: its
+// instance id is new (instance_id.cpp), so no row is under its name, and the
+// statement would read every due row of the backlog at start-up for nothing
+// (81 ms of PostgreSQL CPU for a backlog of 30,000).
+asio::awaitable<bool> claimer::async_release_orphans(db::connection& conn) {
+  if (link_.generation() == orphans_checked_generation_) co_return true;
+  if (!claim_sent_) {
+    orphans_checked_generation_ = link_.generation();
+    co_return true;
+  }
+  const auto held = ctx_.in_flight.tokens();
+  const auto released = co_await db::async_release_orphans(conn, ctx_.instance_id, held);
+  if (!released) {
+    ++ctx_.metrics.db_errors;
+    ctx_.log.warn("could not release rows of lost claims; retrying", {{"error", released.error().what()}});
+    co_return false;
+  }
+  orphans_checked_generation_ = link_.generation();
+  if (!released->empty()) {
+    ctx_.metrics.orphans_released += released->size();
+    ctx_.log.warn("released rows of claims whose answer was lost with the connection",
+                  {{"rows", released->size()}});
+  }
+  co_return true;
+}
+
+// One row alone for each destination whose automatic pause has ended.
+asio::awaitable<bool> claimer::async_probe(db::connection& conn, std::size_t& capacity) {
+  const auto now = sys_clock::now();
+  std::vector<destination*> due;
+  ctx_.destinations.for_each([&](destination& d) {
+    if (d.gate.probe_due(now)) due.push_back(&d);
+  });
+  for (destination* d : due) {
+    if (capacity == 0) break;
+    auto req = request(1);
+    req.only_destination = d->key();
+    auto rows = co_await db::async_claim(conn, req);
+    if (!rows) {
+      ++ctx_.metrics.db_errors;
+      ctx_.log.warn("probe claim failed; retrying", {{"error", rows.error().what()}});
+      co_return false;
+    }
+    if (rows->empty()) {
+      d->gate.probe_not_needed();  // nothing waiting: the next row tests it
+      continue;
+    }
+    d->gate.probe_started();
+    --capacity;
+    ctx_.log.info("pause over; probing the destination with one row",
+                  {{"provider", d->provider_kind}, {"destination", d->name}});
+    sender_.dispatch(std::move(*rows), true);
+  }
+  co_return true;
+}
+
+// Claims and dispatches; the number of rows found, or nullopt on failure.
+asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::connection& conn, std::size_t capacity,
+                                                                 bool& full) {
+  auto req = request(std::min<std::size_t>(static_cast<std::size_t>(ctx_.cfg.claim_batch), capacity));
+  req.skip_destinations = skipped_destinations();
+  const auto t0 = steady::now();
+  auto found_batch = co_await db::async_claim_batch(conn, req);
+  ctx_.metrics.database_up = found_batch.has_value();
+  next_due_.reset();
+  if (!found_batch) {
+    // The claim may have committed: its rows are released after the reconnect.
+    ++ctx_.metrics.db_errors;
+    ctx_.log.warn("claim failed; retrying", {{"error", found_batch.error().what()}});
+    co_return std::nullopt;
+  }
+  next_due_ = found_batch->next_due;
+  auto& rows = found_batch->rows;
+  ctx_.metrics.claim_seconds.observe(std::chrono::duration<double>(steady::now() - t0).count());
+  full = static_cast<int>(rows.size()) == req.limit;
+  const std::size_t found = rows.size();
+  if (!req.skip_destinations.empty()) {
+    ctx_.log.debug("claim skipped paused destinations",
+                   {{"destinations", req.skip_destinations.size()}, {"rows", found}});
+  }
+  // Requests first: neither the wake-state write nor the next-due query may delay them.
+  if (found > 0) sender_.dispatch(std::move(rows), false);
+  co_return found;
+}
+
+asio::awaitable<void> claimer::async_wait_next() {
+  // The claim that was not full answered it (db::claim_batch::next_due); a
+  // full claim never waits, so there is no query of its own to run here.
+  steady::duration wait = ctx_.cfg.poll_interval;
+  if (next_due_ && *next_due_ && **next_due_ < wait) wait = **next_due_ + 1ms;
+  if (const auto reopen = until_a_pause_ends(); reopen && *reopen < wait) wait = *reopen + 1ms;
+  steady::duration floor = min_idle;
+  if (const auto adaptive = wake_signal_.max_idle(steady::now())) {
+    // Awake (no notification will come) or handing over to notifications:
+    // its cadence also replaces the anti-spin floor, which would be 20 ms.
+    wait = std::min(wait, *adaptive);
+    floor = std::min(floor, *adaptive);
+  }
+  co_await async_idle(wait, floor);
+}
+
+asio::awaitable<void> claimer::async_publish(adaptive_wake::action a) {
+  if (a == adaptive_wake::action::none) co_return;
+  db::connection* conn = co_await link_.async_get();
+  if (!conn) co_return;
+  const bool awake = a == adaptive_wake::action::publish_awake;
+  db::outcome<void> done;
+  if (awake) {
+    done = co_await db::async_try(db::async_publish_awake(*conn, ctx_.instance_id, ctx_.cfg.adaptive_ttl));
+  } else {
+    done = co_await db::async_try(db::async_publish_asleep(*conn, ctx_.instance_id));
+  }
+  if (!done) {
+    // Not published: stay as we were; the next claim decides again. Failing to
+    // go awake is the safe side (the trigger keeps notifying).
+    ++ctx_.metrics.db_errors;
+    ctx_.log.warn("could not publish the wake state", {{"awake", awake}, {"error", done.error().what()}});
+    co_return;
+  }
+  const bool was_awake = wake_signal_.awake();
+  wake_signal_.published(a, steady::now());
+  ctx_.metrics.wake_awake = wake_signal_.awake();
+  if (was_awake == awake) co_return;  // a refresh
+  ++(awake ? ctx_.metrics.wake_awake_transitions : ctx_.metrics.wake_asleep_transitions);
+  ctx_.log.debug(awake ? "draining: marked awake, inserts stop notifying" : "idle: marked asleep, inserts notify again",
+                 {});
+}
+
+}  // namespace outbox

@@ -1,0 +1,70 @@
+#pragma once
+// The fetch loop (river's producer): waits for a reason to look (notification,
+// poll, next-due timer, capacity freed, a pause ending), claims due rows under
+// a fresh lease token and hands them to the sender. Paused and probing
+// destinations are left out of the claim; when an automatic pause ends, one
+// row of that destination is claimed alone as a probe. After its connection is
+// replaced, rows this process claimed but never learnt of (the answer was lost)
+// are released at once instead of a lease later.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "dispatcher/engine/adaptive_wake.hpp"
+#include "dispatcher/engine/db_link.hpp"
+#include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/sender.hpp"
+
+namespace outbox {
+
+class claimer {
+ public:
+  claimer(engine_context& ctx, sender& send);
+
+  // Runs until the engine stops; withdraws an awake mark on the way out.
+  boost::asio::awaitable<void> async_run();
+  // Look for rows now.
+  void wake();
+  // In-flight rows finished: look again only if waiting for room to claim.
+  void capacity_freed();
+  // The database's wake mode (read by the maintenance loop): adaptive or not.
+  void set_adaptive(bool adaptive, const std::string& mode);
+  [[nodiscard]] bool awake() const noexcept { return wake_signal_.awake(); }
+
+ private:
+  [[nodiscard]] boost::asio::awaitable<bool> async_release_orphans(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_probe(db::connection& conn, std::size_t& capacity);
+  [[nodiscard]] boost::asio::awaitable<std::optional<std::size_t>> async_claim(db::connection& conn,
+                                                                              std::size_t capacity, bool& full);
+  boost::asio::awaitable<void> async_wait_next();
+  [[nodiscard]] boost::asio::awaitable<bool> async_gather_capacity(std::size_t capacity);
+  boost::asio::awaitable<void> async_publish(adaptive_wake::action a);
+  boost::asio::awaitable<void> async_idle(std::chrono::steady_clock::duration max_wait,
+                                          std::chrono::steady_clock::duration floor);
+  boost::asio::awaitable<void> async_wait_for_capacity(std::chrono::steady_clock::duration max_wait,
+                                                       std::chrono::steady_clock::duration floor);
+  [[nodiscard]] db::claim_request request(std::size_t limit) const;
+  [[nodiscard]] std::vector<std::string> skipped_destinations() const;
+  [[nodiscard]] std::optional<std::chrono::steady_clock::duration> until_a_pause_ends() const;
+
+  engine_context& ctx_;
+  sender& sender_;
+  db_link link_;
+  adaptive_wake wake_signal_;
+  boost::asio::steady_timer timer_;
+  bool wake_pending_ = false;
+  bool waiting_for_capacity_ = false;
+  std::uint64_t orphans_checked_generation_ = 0;
+  bool claim_sent_ = false;  // a claim or probe went out on some connection
+  // What the last claim said about the next due row (db::claim_batch::next_due).
+  std::optional<std::optional<std::chrono::milliseconds>> next_due_;
+  bool last_claim_full_ = false;  // the backlog goes on: more rows are due than were claimed
+  std::optional<std::chrono::steady_clock::time_point> gather_until_;
+};
+
+}  // namespace outbox

@@ -1,0 +1,56 @@
+#include "dispatcher/engine/db_link.hpp"
+
+#include "db/delivery_sql.hpp"
+
+namespace outbox {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr auto connect_timeout = 5s;
+// Server-side bound for every statement of the engine: none of them is meant to
+// run longer than a few milliseconds; a stuck one must not hold locks for long.
+constexpr auto server_statement_timeout = 30s;
+
+// The claim and the settle reuse cached plans all day (measured with
+// bench/statement_stats.sh): the claim is prepared and was planned anew at
+// every call (0.7 ms each) because its generic plan looks costlier on paper;
+// small settles are prepared too and large ones planned for their size
+// (db/delivery_store.cpp). Their session settings keep a cached plan made
+// while the table was tiny from reading the whole table once it has grown
+// (db/delivery_sql.hpp says how).
+const char* session_settings(const std::string& role) {
+  if (role == "claim") return db::sql::claim_session_settings;
+  if (role == "settle") return db::sql::settle_session_settings;
+  return nullptr;
+}
+
+}  // namespace
+
+boost::asio::awaitable<db::connection*> db_link::async_get() {
+  if (conn_ && conn_->is_open()) co_return &*conn_;
+  conn_.reset();
+  db::connect_options options;
+  options.application_name = "outbox-dispatcher " + role_;
+  options.statement_timeout = server_statement_timeout;
+  auto fresh = co_await db::async_try(db::connection::async_connect(ctx_.ex, ctx_.cfg.database_url, connect_timeout,
+                                                                    options));
+  if (!fresh) {
+    ++ctx_.metrics.db_errors;
+    ctx_.log.warn("database connection failed; retrying", {{"role", role_}, {"error", fresh.error().what()}});
+    co_return nullptr;
+  }
+  if (const char* settings = session_settings(role_)) {
+    auto set = co_await db::async_try(fresh->async_query(settings, {}, 5s));
+    if (!set) {
+      ++ctx_.metrics.db_errors;
+      ctx_.log.warn("database connection failed; retrying", {{"role", role_}, {"error", set.error().what()}});
+      co_return nullptr;
+    }
+  }
+  conn_.emplace(std::move(*fresh));
+  ++generation_;
+  ctx_.log.debug("database connected", {{"role", role_}});
+  co_return &*conn_;
+}
+
+}  // namespace outbox

@@ -1,0 +1,179 @@
+#include "dispatcher/engine/engine.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "db/fleet_store.hpp"
+#include "dispatcher/engine/instance_id.hpp"
+#include "dispatcher/engine/task_guard.hpp"
+#include "dispatcher/engine/use_tuple.hpp"
+
+namespace outbox {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+constexpr auto settle_drain_limit = 5s;  // at shutdown, after the grace period
+
+}  // namespace
+
+engine::engine(asio::any_io_executor ex, const config& cfg, logger& log)
+    : ctx_(ex, cfg, log, make_instance_id(cfg.instance_name.value_or(""))),
+      settler_(ctx_),
+      sender_(ctx_, settler_),
+      claimer_(ctx_, sender_),
+      maintenance_(ctx_, claimer_),
+      reconciler_(ctx_),
+      drain_timer_(ex) {
+  ctx_.wake_claimer = [this] { claimer_.wake(); };
+  ctx_.capacity_freed = [this] { claimer_.capacity_freed(); };
+  sender_.on_task_done = [this] {
+    if (ctx_.stopping) drain_timer_.cancel();
+  };
+}
+
+engine::~engine() = default;
+
+void engine::start(const char* what, asio::awaitable<void> task, bool* finished) {
+  ++background_running_;
+  asio::co_spawn(ctx_.ex, std::move(task), task_guard(ctx_.log, what, [this, finished] {
+                   --background_running_;
+                   if (finished) *finished = true;
+                   drain_timer_.cancel();
+                 }));
+}
+
+void engine::request_stop() {
+  if (ctx_.stopping) return;
+  ctx_.stopping = true;
+  ctx_.log.info("stop requested: no new claims; finishing requests in flight",
+                {{"in_flight", ctx_.in_flight.size()}, {"grace_seconds", ctx_.cfg.shutdown_grace.count()}});
+  if (listener_) listener_->stop();
+  sender_.stop();
+  claimer_.wake();
+}
+
+void engine::on_listener_event(const db::listener_event& e) {
+  switch (e.type) {
+    case db::listener_event::kind::notification:
+      ++ctx_.metrics.notifications;
+      if (maintenance_.any_on_call_pause() || e.detail == db::pauses_changed_payload) {
+        // Maybe `dispatcher resume`: re-read pauses first, or the claim would skip
+        // the just-released destination. The reload wakes the claimer.
+        maintenance_.reload_pauses();
+        break;
+      }
+      claimer_.wake();
+      break;
+    case db::listener_event::kind::listening:
+      // Notifications sent while we were away are lost: catch up with a claim now.
+      if (e.reconnected) ++ctx_.metrics.listener_reconnects;
+      ctx_.log.info(e.reconnected ? "listener reconnected; catching up" : "listening for new rows",
+                    {{"channel", ctx_.cfg.notify_channel}});
+      claimer_.wake();
+      break;
+    case db::listener_event::kind::lost:
+      ctx_.log.warn("listener connection lost; reconnecting (polling continues)", {{"error", e.detail}});
+      break;
+  }
+}
+
+asio::awaitable<void> engine::async_run() {
+  const auto& cfg = ctx_.cfg;
+  ctx_.log.info("dispatcher starting", {{"instance", ctx_.instance_id},
+                                        {"wake_mode", cfg.wake == wake_mode::listen ? "listen" : "poll"},
+                                        {"destinations", ctx_.destinations.size()},
+                                        {"lease_seconds", cfg.lease.count()},
+                                        {"claim_batch", cfg.claim_batch},
+                                        {"max_in_flight", cfg.max_in_flight}});
+  for (const auto& w : cfg.warnings) ctx_.log.warn("configuration", {{"warning", w}});
+  if (cfg.wake == wake_mode::listen) {
+    db::listener_options lo;
+    lo.conninfo = cfg.database_url;
+    lo.channel = cfg.notify_channel;
+    lo.heartbeat_interval = cfg.listen_heartbeat;
+    listener_.emplace(ctx_.ex, lo, [this](const db::listener_event& e) { on_listener_event(e); });
+    start("listener", listener_->async_run());
+  }
+  start("settler", settler_.async_run(), &settler_finished_);
+  co_await maintenance_.async_prepare();  // before the first claim, so a paused destination gets nothing
+  start("maintenance", maintenance_.async_run());
+  if (reconciler::needed(ctx_.destinations)) start("reconciler", reconciler_.async_run());
+  co_await claimer_.async_run();
+  reconciler_.stop();
+  co_await async_drain();
+  ctx_.log.info("dispatcher stopped", {{"delivered", ctx_.metrics.total("delivered")},
+                                       {"retried", ctx_.metrics.total("retry")},
+                                       {"dead", ctx_.metrics.total("dead") + ctx_.metrics.total("rejected")},
+                                       {"lease_lost", ctx_.metrics.lease_lost},
+                                       {"left_in_flight", ctx_.in_flight.size()}});
+}
+
+asio::awaitable<void> engine::async_wait_until(bool (engine::*done)() const, steady::time_point deadline) {
+  while (!(this->*done)() && steady::now() < deadline) {
+    drain_timer_.expires_at(deadline);
+    (void)co_await drain_timer_.async_wait(use_tuple);
+  }
+}
+
+// Requests in flight get the grace period; leases stay renewed meanwhile. Then
+// what is still running is settled (held on hold destinations), the outcomes
+// are recorded, and the maintenance loop stops last.
+asio::awaitable<void> engine::async_drain() {
+  co_await async_wait_until(&engine::sends_done, steady::now() + ctx_.cfg.shutdown_grace);
+  sender_.abandon_running();
+  settler_.stop(steady::now() + settle_drain_limit);
+  co_await async_wait_until(&engine::settler_done, steady::now() + settle_drain_limit + 1s);
+  maintenance_.stop();
+  co_await async_wait_until(&engine::tasks_done, steady::now() + settle_drain_limit + 5s);
+  sender_.close_idle();
+}
+
+namespace {
+
+// The gate's state in on-call words. An automatic pause is a circuit breaker
+// when the gate opened it for consecutive failures (its reason says so).
+destination_view view_of(const destination_gate& gate, std::chrono::system_clock::time_point now) {
+  destination_view v;
+  v.reason = gate.reason();
+  if (gate.manually_paused()) {
+    v.state = "paused";
+  } else if (gate.probing()) {
+    v.state = "probing";
+  } else if (gate.paused(now)) {
+    v.state = gate.reason().starts_with("circuit open") ? "circuit open" : "paused (automatic)";
+    v.reopens_at = gate.reopens_at();
+  } else {
+    v.state = "open";
+    v.reason.clear();
+  }
+  return v;
+}
+
+}  // namespace
+
+outbox::metrics engine::metrics_snapshot() const {
+  auto m = ctx_.metrics;
+  m.in_flight = static_cast<std::int64_t>(ctx_.in_flight.size());
+  m.listener_up = listener_ && listener_->is_listening();
+  m.instance = ctx_.instance_id;
+  m.process = read_process_stats();
+  const auto now = std::chrono::system_clock::now();
+  ctx_.destinations.for_each([&](const destination& d) {
+    const metrics::destination_key key{d.provider_kind, d.name};
+    if (d.gate.paused(now)) m.paused.insert(key);
+    m.destinations[key] = view_of(d.gate, now);
+  });
+  return m;
+}
+
+std::pair<bool, std::string> engine::readiness() const {
+  if (!ctx_.metrics.database_up) return {false, "the database is not reachable"};
+  if (ctx_.cfg.wake == wake_mode::listen && !(listener_ && listener_->is_listening()))
+    return {false, "the LISTEN connection is down (polling continues)"};
+  return {true, {}};
+}
+
+}  // namespace outbox

@@ -1,0 +1,73 @@
+#pragma once
+// The dispatch engine: a small coordinator that wires its parts (river's split):
+//   claimer      wake (LISTEN + poll + next-due timer), claim under a lease   claimer.hpp
+//   sender       route, limit, send through each destination's provider        sender.hpp
+//   settler      record outcomes, fenced by the lease token, surviving faults  settler.hpp
+//   maintenance  renew leases, sweep, pauses, wake mode, gauges, policies      maintenance.hpp
+//   reconciler   read back asynchronous processing results (Data Manager)     reconciler.hpp
+// One io_context thread; concurrency comes from coroutines.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "db/listener.hpp"
+#include "dispatcher/engine/claimer.hpp"
+#include "dispatcher/config/config.hpp"
+#include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/ops/log.hpp"
+#include "dispatcher/engine/maintenance.hpp"
+#include "dispatcher/engine/reconciler.hpp"
+#include "dispatcher/ops/metrics.hpp"
+#include "dispatcher/engine/sender.hpp"
+#include "dispatcher/engine/settler.hpp"
+
+namespace outbox {
+
+class engine {
+ public:
+  engine(boost::asio::any_io_executor ex, const config& cfg, logger& log);
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+  ~engine();
+
+  // Runs until request_stop() and the graceful drain complete. Database
+  // outages are survived (reconnect with backoff); only programming errors throw.
+  boost::asio::awaitable<void> async_run();
+  // Stop claiming; finish in-flight sends within the grace period; give back the rest.
+  void request_stop();
+
+  // Metrics with live gauges filled in, for /metrics.
+  [[nodiscard]] outbox::metrics metrics_snapshot() const;
+  // Ready when the last database round trip worked and, in listen mode, LISTEN is up.
+  [[nodiscard]] std::pair<bool, std::string> readiness() const;
+  [[nodiscard]] const std::string& instance_id() const noexcept { return ctx_.instance_id; }
+  [[nodiscard]] std::size_t in_flight() const noexcept { return ctx_.in_flight.size(); }
+
+ private:
+  void on_listener_event(const db::listener_event& e);
+  boost::asio::awaitable<void> async_drain();
+  boost::asio::awaitable<void> async_wait_until(bool (engine::*done)() const,
+                                                std::chrono::steady_clock::time_point deadline);
+  [[nodiscard]] bool sends_done() const { return sender_.active() == 0; }
+  [[nodiscard]] bool tasks_done() const { return background_running_ == 0; }
+  [[nodiscard]] bool settler_done() const { return settler_finished_; }
+  void start(const char* what, boost::asio::awaitable<void> task, bool* finished = nullptr);
+
+  engine_context ctx_;
+  settler settler_;
+  sender sender_;
+  claimer claimer_;
+  maintenance maintenance_;
+  reconciler reconciler_;
+  std::optional<db::listener> listener_;
+  boost::asio::steady_timer drain_timer_;
+  std::size_t background_running_ = 0;
+  bool settler_finished_ = false;
+};
+
+}  // namespace outbox

@@ -1,0 +1,172 @@
+#include "dispatcher/engine/maintenance.hpp"
+
+#include <algorithm>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "db/delivery_store.hpp"
+#include "db/wake_signal.hpp"
+#include "dispatcher/engine/use_tuple.hpp"
+
+namespace outbox {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+constexpr auto retry_delay = 1s;  // after a failed round: leases must not lapse for want of a retry
+
+}  // namespace
+
+maintenance::maintenance(engine_context& ctx, claimer& claim)
+    : ctx_(ctx), claimer_(claim), link_(ctx, "maintenance"), timer_(ctx.ex) {}
+
+void maintenance::stop() {
+  stop_ = true;
+  timer_.cancel();
+}
+
+void maintenance::reload_pauses() {
+  reload_requested_ = true;
+  timer_.cancel();
+}
+
+asio::awaitable<void> maintenance::async_prepare() {
+  db::connection* conn = co_await link_.async_get();
+  if (!conn) co_return;  // the loop retries
+  (void)co_await async_load_pauses(*conn);
+  (void)co_await async_refresh(*conn);
+}
+
+asio::awaitable<void> maintenance::async_run() {
+  const auto renew_every = std::chrono::duration_cast<steady::duration>(ctx_.cfg.lease) / 3;
+  auto next_sweep = steady::now() + ctx_.cfg.sweep_interval;
+  bool retry = false;
+  while (!stop_) {
+    if (!reload_requested_) {
+      timer_.expires_after(std::min<steady::duration>(retry ? retry_delay : renew_every, next_sweep - steady::now()));
+      (void)co_await timer_.async_wait(use_tuple);
+    }
+    if (stop_) break;
+    db::connection* conn = co_await link_.async_get();
+    if (!conn) {
+      retry = true;
+      continue;
+    }
+    bool ok = true;
+    if (std::exchange(reload_requested_, false)) {
+      ok = co_await async_load_pauses(*conn);
+      claimer_.wake();
+    }
+    if (ok) ok = co_await async_renew(*conn);
+    if (ok && !policies_recorded_) ok = co_await async_record_policies(*conn);
+    if (ok && steady::now() >= next_sweep && !ctx_.stopping) {
+      next_sweep = steady::now() + ctx_.cfg.sweep_interval;
+      ok = co_await async_sweep(*conn);
+      if (ok) ok = co_await async_load_pauses(*conn);
+      if (ok) ok = co_await async_refresh(*conn);
+    }
+    retry = !ok;
+  }
+}
+
+asio::awaitable<bool> maintenance::async_renew(db::connection& conn) {
+  if (ctx_.in_flight.empty()) co_return true;
+  const auto [ids, tokens] = ctx_.in_flight.leases();
+  const auto renewed = co_await db::async_renew(conn, ids, tokens, ctx_.cfg.lease);
+  if (!renewed) {
+    ++ctx_.metrics.db_errors;
+    ctx_.log.warn("lease renewal failed; retrying in a second", {{"error", renewed.error().what()}});
+    co_return false;
+  }
+  ctx_.log.debug("leases renewed", {{"rows", *renewed}, {"held", ids.size()}});
+  co_return true;
+}
+
+asio::awaitable<bool> maintenance::async_sweep(db::connection& conn) {
+  db::sweep_request req;
+  req.max_attempts = ctx_.cfg.backoff.max_attempts;
+  ctx_.destinations.for_each([&](const destination& d) {
+    if (d.provider->hold_reclaimed()) req.hold_destinations.push_back(d.key());
+  });
+  const auto swept = co_await db::async_sweep(conn, req);
+  if (!swept) {
+    ++ctx_.metrics.db_errors;
+    ctx_.log.warn("sweep failed; retrying", {{"error", swept.error().what()}});
+    co_return false;
+  }
+  if (!swept->empty()) {
+    ctx_.metrics.lease_expiries += swept->size();
+    nlohmann::json ids = nlohmann::json::array();
+    for (const auto& r : *swept) ids.push_back(r.id);
+    ctx_.log.warn("sweeper reset expired leases", {{"rows", swept->size()}, {"row_ids", ids}});
+    claimer_.wake();
+  }
+  co_return true;
+}
+
+// The wake mode and the queue gauges: cheap reads on the sweep cadence.
+asio::awaitable<bool> maintenance::async_refresh(db::connection& conn) {
+  if (ctx_.cfg.wake == wake_mode::listen) {
+    const auto mode = co_await db::async_try(db::async_wake_mode(conn));
+    if (!mode) {
+      ctx_.log.warn("could not read the wake mode; keeping the current one", {{"error", mode.error().what()}});
+      co_return false;
+    }
+    claimer_.set_adaptive(*mode == "adaptive", *mode);
+  }
+  const auto gauges = co_await db::async_try(db::async_queue_gauges(conn));
+  if (!gauges) co_return false;
+  ctx_.metrics.rows_by_state = gauges->rows_by_state;
+  ctx_.metrics.oldest_due_seconds = gauges->oldest_due_seconds;
+  co_return co_await async_fleet_refresh(conn);
+}
+
+asio::awaitable<bool> maintenance::async_load_pauses(db::connection& conn) {
+  const auto pauses = co_await db::async_try(db::async_list_pauses(conn));
+  if (!pauses) {
+    ++ctx_.metrics.db_errors;
+    ctx_.log.warn("could not read paused destinations; retrying", {{"error", pauses.error().what()}});
+    co_return false;
+  }
+  apply_on_call_pauses(*pauses);
+  co_return co_await async_apply_resume_requests(conn);
+}
+
+asio::awaitable<bool> maintenance::async_record_policies(db::connection& conn) {
+  std::vector<db::destination_policy> policies;
+  ctx_.destinations.for_each([&](const destination& d) {
+    policies.push_back({d.provider_kind, d.name, d.provider->hold_reclaimed(), ctx_.cfg.backoff.max_attempts});
+  });
+  const auto done = co_await db::async_record_policies(conn, ctx_.instance_id, policies);
+  if (!done) {
+    // An older schema (before 0004) or a transient failure: the sweeper works without it.
+    ctx_.log.warn("could not record destination policies", {{"error", done.error().what()}});
+    policies_recorded_ = done.error().kind() == db::error_kind::sql;  // do not retry a schema problem forever
+    co_return !done.error().connection_lost();
+  }
+  policies_recorded_ = true;
+  co_return true;
+}
+
+void maintenance::apply_on_call_pauses(const std::vector<db::destination_pause>& pauses) {
+  any_on_call_pause_ = !pauses.empty();
+  ctx_.destinations.for_each([&](destination& d) {
+    const auto it = std::find_if(pauses.begin(), pauses.end(), [&](const db::destination_pause& p) {
+      return p.provider == d.provider_kind && p.destination == d.name;
+    });
+    if (it != pauses.end() && !d.gate.on_call_paused()) {
+      d.gate.manual_pause("paused by " + it->paused_by + ": " + it->reason);
+      ctx_.log.warn("destination paused by on-call",
+                    {{"provider", d.provider_kind}, {"destination", d.name}, {"reason", it->reason},
+                     {"by", it->paused_by}});
+    } else if (it == pauses.end() && d.gate.on_call_paused()) {
+      (void)d.gate.resume();
+      ctx_.log.info("destination resumed by on-call", {{"provider", d.provider_kind}, {"destination", d.name}});
+      claimer_.wake();
+    }
+  });
+}
+
+}  // namespace outbox

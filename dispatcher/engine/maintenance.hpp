@@ -1,0 +1,61 @@
+#pragma once
+// The maintenance loop (river's rescuer and friends), on its own connection:
+// renews the leases of every row in flight (including rows whose outcome waits
+// for the database, and through the shutdown grace), sweeps expired leases,
+// re-reads on-call pauses and the wake mode, refreshes the queue gauges, and
+// records this dispatcher's destination policies for `dispatcher sweep`, its
+// heartbeat (with its automatic pauses) and the delivery lag per destination.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "db/operations_store.hpp"
+#include "dispatcher/engine/claimer.hpp"
+#include "dispatcher/engine/db_link.hpp"
+#include "dispatcher/engine/engine_context.hpp"
+
+namespace outbox {
+
+class maintenance {
+ public:
+  maintenance(engine_context& ctx, claimer& claim);
+
+  // Reads pauses and the wake mode once, before the first claim (a paused
+  // destination must get nothing, not even one claim).
+  boost::asio::awaitable<void> async_prepare();
+  // Runs until stop(): lease renewal goes on while the engine drains.
+  boost::asio::awaitable<void> async_run();
+  void stop();
+  // A notification may mean `dispatcher resume` or `pause`: re-read pauses now.
+  void reload_pauses();
+  [[nodiscard]] bool any_on_call_pause() const noexcept { return any_on_call_pause_; }
+
+ private:
+  [[nodiscard]] boost::asio::awaitable<bool> async_renew(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_sweep(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_refresh(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_load_pauses(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_record_policies(db::connection& conn);
+  void apply_on_call_pauses(const std::vector<db::destination_pause>& pauses);
+  // maintenance_fleet.cpp: "retry now" for automatic pauses, the heartbeat, the delivery lag.
+  [[nodiscard]] boost::asio::awaitable<bool> async_apply_resume_requests(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_fleet_refresh(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_heartbeat(db::connection& conn);
+
+  engine_context& ctx_;
+  claimer& claimer_;
+  db_link link_;
+  boost::asio::steady_timer timer_;
+  bool stop_ = false;
+  bool reload_requested_ = false;
+  bool any_on_call_pause_ = false;
+  bool policies_recorded_ = false;
+  std::string resume_marker_;  // newest resume request acted on (database time); empty before the first read
+  bool fleet_supported_ = true;  // false on a schema before 0006: no heartbeat, no resume requests
+  const std::chrono::system_clock::time_point started_at_ = std::chrono::system_clock::now();
+};
+
+}  // namespace outbox

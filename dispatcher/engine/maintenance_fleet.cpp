@@ -1,0 +1,97 @@
+// The maintenance loop's part that on-call sees across dispatchers: its
+// heartbeat with the destinations it paused by itself, "retry now" requests
+// for those pauses (`dispatcher resume`), and the delivery lag per destination.
+#include <unistd.h>
+
+#include <climits>
+
+#include "db/fleet_store.hpp"
+#include "dispatcher/engine/maintenance.hpp"
+#include "dispatcher/ops/version.hpp"
+#include "providers/canonical_event.hpp"
+
+namespace outbox {
+namespace {
+
+namespace asio = boost::asio;
+using sys_clock = std::chrono::system_clock;
+
+std::string host_name() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+std::string iso_time(sys_clock::time_point t) {
+  return providers::format_rfc3339_utc(std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count());
+}
+
+}  // namespace
+
+asio::awaitable<bool> maintenance::async_apply_resume_requests(db::connection& conn) {
+  if (!fleet_supported_) co_return true;
+  const auto requests = co_await db::async_resume_requests(conn, resume_marker_);
+  if (!requests) {
+    if (requests.error().kind() == db::error_kind::sql) {
+      fleet_supported_ = false;  // a schema before 0006: nothing to read
+      ctx_.log.warn("no dispatcher heartbeat table (run `dispatcher migrate`)", {{"error", requests.error().what()}});
+      co_return true;
+    }
+    co_return false;
+  }
+  const auto now = sys_clock::now();
+  bool lifted = false;
+  for (const auto& r : *requests) {
+    auto* d = ctx_.destinations.find(r.provider, r.destination);
+    if (d == nullptr || d->gate.manually_paused() || !d->gate.paused(now)) continue;
+    (void)d->gate.resume();
+    lifted = true;
+    ctx_.log.info("automatic pause lifted by on-call (retry now)",
+                  {{"provider", d->provider_kind}, {"destination", d->name}});
+    claimer_.wake();
+  }
+  // The heartbeat says so at once: status must not show a pause that is gone.
+  if (lifted) co_return co_await async_heartbeat(conn);
+  co_return true;
+}
+
+asio::awaitable<bool> maintenance::async_fleet_refresh(db::connection& conn) {
+  const auto lags = co_await db::async_delivery_lag(conn);
+  if (!lags) co_return false;
+  ctx_.metrics.delivery_lag_seconds.clear();
+  std::map<metrics::destination_key, std::int64_t> backlog;
+  ctx_.destinations.for_each([&](const destination& d) {
+    ctx_.metrics.delivery_lag_seconds[{d.provider_kind, d.name}] = 0;
+    backlog[{d.provider_kind, d.name}] = 0;
+  });
+  for (const auto& l : *lags) {
+    // Only configured destinations: label values never come from CRM rows.
+    if (ctx_.destinations.find(l.provider, l.destination) != nullptr) {
+      ctx_.metrics.delivery_lag_seconds[{l.provider, l.destination}] = l.seconds;
+      backlog[{l.provider, l.destination}] = l.rows;
+    }
+  }
+  ctx_.metrics.backlog_rows = std::move(backlog);
+  co_return co_await async_heartbeat(conn);
+}
+
+asio::awaitable<bool> maintenance::async_heartbeat(db::connection& conn) {
+  if (!fleet_supported_) co_return true;
+  const auto now = sys_clock::now();
+  db::heartbeat beat{ctx_.instance_id, version_line(), host_name(), static_cast<int>(::getpid()), started_at_,
+                     ctx_.cfg.sweep_interval, nlohmann::json::array()};
+  ctx_.destinations.for_each([&](const destination& d) {
+    if (!d.gate.paused(now) || d.gate.manually_paused()) return;
+    const auto until = d.gate.reopens_at();
+    beat.automatic_pauses.push_back({{"provider", d.provider_kind}, {"destination", d.name},
+                                     {"reason", d.gate.reason()}, {"until", until ? iso_time(*until) : ""}});
+  });
+  const auto done = co_await db::async_beat(conn, beat);
+  if (!done && done.error().kind() == db::error_kind::sql) {
+    fleet_supported_ = false;
+    co_return true;
+  }
+  co_return done.has_value();
+}
+
+}  // namespace outbox

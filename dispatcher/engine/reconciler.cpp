@@ -1,0 +1,147 @@
+#include "dispatcher/engine/reconciler.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "dispatcher/engine/http_options.hpp"
+#include "providers/http/http_outcome.hpp"
+#include "dispatcher/engine/use_tuple.hpp"
+
+namespace outbox {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+constexpr std::size_t checks_per_round = 50;
+// A taken request is not offered to another dispatcher for this long.
+constexpr std::chrono::seconds hold_while_checking{600};
+
+bool is_final(providers::request_state s) {
+  return s == providers::request_state::success || s == providers::request_state::partial_success ||
+         s == providers::request_state::failure;
+}
+
+// Records one check. When the connection was lost, once more on a fresh one: the
+// status was read already, and an unrecorded request waits hold_while_checking.
+// A replay of a write that did commit only counts one check more.
+asio::awaitable<std::optional<std::int64_t>> async_record(db_link& link, db::connection*& conn,
+                                                          const db::request_check& check, logger& log) {
+  auto rows = co_await db::async_record_request_check(*conn, check);
+  if (!rows && !conn->is_open()) {
+    link.drop();
+    conn = co_await link.async_get();
+    if (conn != nullptr) rows = co_await db::async_record_request_check(*conn, check);
+  }
+  if (rows) co_return *rows;
+  log.warn("could not record a request status", {{"request_id", check.request_id}, {"error", rows.error().what()}});
+  if (conn != nullptr && !conn->is_open()) link.drop();
+  co_return std::nullopt;
+}
+
+}  // namespace
+
+reconciler::reconciler(engine_context& ctx)
+    : ctx_(ctx), link_(ctx, "reconciler"), timer_(ctx.ex) {}
+
+bool reconciler::needed(const destination_registry& destinations) {
+  bool any = false;
+  destinations.for_each([&](const destination& d) { any = any || d.provider->status_request("probe").has_value(); });
+  return any;
+}
+
+void reconciler::stop() {
+  stop_ = true;
+  timer_.cancel();
+}
+
+asio::awaitable<void> reconciler::async_run() {
+  if (!http_) http_.emplace(ctx_.ex, http_options(ctx_.cfg));
+  while (!stop_) {
+    if (auto* conn = co_await link_.async_get()) co_await async_check_due(*conn);
+    if (stop_) break;
+    timer_.expires_after(ctx_.cfg.status_poll_interval);
+    (void)co_await timer_.async_wait(use_tuple);
+  }
+  http_->close_idle();
+}
+
+asio::awaitable<void> reconciler::async_check_due(db::connection& conn) {
+  auto due = co_await db::async_take_due_requests(conn, checks_per_round, hold_while_checking);
+  if (!due) {
+    ctx_.log.warn("could not read requests due for a status check", {{"error", due.error().what()}});
+    if (!conn.is_open()) link_.drop();
+    co_return;
+  }
+  db::connection* current = &conn;
+  for (const auto& request : *due) {
+    if (stop_) co_return;
+    const auto check = co_await async_check(request);
+    const auto rows = co_await async_record(link_, current, check, ctx_.log);
+    if (!rows) co_return;  // the rest of the round comes due again after hold_while_checking
+    note(check, *rows);
+  }
+}
+
+// One status read; the result says what to record (status empty: unchanged).
+asio::awaitable<db::request_check> reconciler::async_check(const db::due_request& due) {
+  db::request_check check{due.provider, due.destination, due.request_id, "", "", unreadable_retry};
+  const bool too_old = std::chrono::seconds{due.age_seconds} >= give_up_after;
+  auto* dest = ctx_.destinations.find(due.provider, due.destination);
+  std::optional<providers::http_request> request;
+  if (dest) request = dest->provider->status_request(due.request_id);
+  if (!request) {
+    check.detail = "destination is no longer configured with a status endpoint";
+    check.next_check = std::chrono::hours{1};
+    if (too_old) check.status = "UNKNOWN";
+    co_return check;
+  }
+  // Unread: asked again soon, but never later than a regular check would be.
+  check.next_check = std::min<std::chrono::seconds>(unreadable_retry, dest->provider->status_check_delay());
+  if (dest->tokens) {
+    const auto token = co_await dest->tokens->async_token(*http_);
+    if (!token.ok()) {
+      check.detail = "no access token for the status check: " + token.error;
+      if (too_old) check.status = "UNKNOWN";
+      co_return check;
+    }
+    request->headers.emplace_back("authorization", "Bearer " + token.access_token);
+  }
+  const auto result = co_await http_->async_send(std::move(*request));
+  // A refused token (revoked early) would stay cached until it expires: the next check gets a fresh one.
+  if (dest->tokens && result.response && result.response->status == 401) dest->tokens->invalidate();
+  const auto status = dest->provider->read_status(result);
+  check.detail = status.detail;
+  if (status.retry_later) {
+    if (too_old) check.status = "UNKNOWN";
+    co_return check;
+  }
+  check.status = std::string{providers::to_string(status.state)};
+  check.next_check = dest->provider->status_check_delay();
+  if (!is_final(status.state) && too_old) {
+    check.status = "UNKNOWN";
+    check.detail = "no final status " + std::to_string(give_up_after.count()) + " h after acceptance; last: " +
+                   std::string{providers::to_string(status.state)} + (status.detail.empty() ? "" : " " + status.detail);
+  }
+  co_return check;
+}
+
+void reconciler::note(const db::request_check& check, std::int64_t rows) {
+  const nlohmann::json fields{{"provider", check.provider}, {"destination", check.destination},
+                          {"request_id", check.request_id}, {"status", check.status.empty() ? "unread" : check.status},
+                          {"rows", rows},           {"detail", check.detail}};
+  if (check.status.empty() || check.status == "PROCESSING") {
+    ctx_.log.debug("request status not final yet", fields);
+    return;
+  }
+  ctx_.metrics.provider_statuses[{check.provider, check.destination, check.status}] += static_cast<std::uint64_t>(rows);
+  if (check.status == "SUCCESS") {
+    ctx_.log.info("provider processed the request", fields);
+  } else {
+    ctx_.log.warn("provider did not process every event of the request", fields);
+  }
+}
+
+}  // namespace outbox

@@ -1,0 +1,50 @@
+#pragma once
+// Reads back the processing result of requests a provider accepted and
+// processes later (Google Data Manager: events:ingest answers with a request id;
+// the result comes from its request-status endpoint 30 minutes to a day later).
+// On its own connection and timer; started only when a configured destination
+// has a status endpoint. A row is `sent` once its request was accepted; this
+// records whether the provider then processed it (SUCCESS, PARTIAL_SUCCESS,
+// FAILURE, or UNKNOWN when no final answer came in time).
+#include <chrono>
+#include <optional>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "db/request_status_store.hpp"
+#include "dispatcher/engine/db_link.hpp"
+#include "dispatcher/engine/engine_context.hpp"
+#include "providers/http/https_client.hpp"
+
+namespace outbox {
+
+class reconciler {
+ public:
+  // Without a final status this long after acceptance, a request is recorded UNKNOWN.
+  static constexpr std::chrono::hours give_up_after{48};
+  // A status that could not be read (network, 5xx, 429) is asked again after this.
+  static constexpr std::chrono::minutes unreadable_retry{5};
+
+  explicit reconciler(engine_context& ctx);
+
+  // True when some destination can report processing results.
+  [[nodiscard]] static bool needed(const destination_registry& destinations);
+  boost::asio::awaitable<void> async_run();
+  void stop();
+
+ private:
+  [[nodiscard]] boost::asio::awaitable<void> async_check_due(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<db::request_check> async_check(const db::due_request& due);
+  void note(const db::request_check& check, std::int64_t rows);
+
+  engine_context& ctx_;
+  db_link link_;
+  // Made when the reconciler runs: its trust store costs 0.7 MB, and most
+  // deployments have no destination to reconcile.
+  std::optional<providers::https_client> http_;
+  boost::asio::steady_timer timer_;
+  bool stop_ = false;
+};
+
+}  // namespace outbox

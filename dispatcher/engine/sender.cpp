@@ -1,0 +1,291 @@
+#include "dispatcher/engine/sender.hpp"
+
+#include <map>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "dispatcher/engine/event_prep.hpp"
+#include "dispatcher/engine/http_options.hpp"
+#include "dispatcher/engine/task_guard.hpp"
+#include "providers/http/http_outcome.hpp"
+#include "dispatcher/engine/use_tuple.hpp"
+
+namespace outbox {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using sys_clock = std::chrono::system_clock;
+using steady = std::chrono::steady_clock;
+constexpr auto destination_pause = 60s;  // after a destination-wide failure (401/403): probe again after this
+constexpr const char* unknown_label = "unknown";  // metric label for rows naming no configured destination
+
+// A provider's check must never end the claim loop: an exception is a rejection too.
+providers::preparation prepared_for(const destination& dest, const providers::outbound_event& event,
+                                    sys_clock::time_point now) {
+  try {
+    return dest.provider->prepare(event, now);
+  } catch (const std::exception& e) {
+    providers::preparation p;
+    p.error = std::string("could not validate the event: ") + e.what();
+    return p;
+  }
+}
+
+}  // namespace
+
+sender::sender(engine_context& ctx, settler& settle)
+    : ctx_(ctx), settler_(settle), http_(ctx.ex, http_options(ctx.cfg)), random_(std::random_device{}()) {}
+
+double sender::random01() { return std::uniform_real_distribution<double>(0.0, 1.0)(random_); }
+
+void sender::settle(db::settlement s) {
+  if (auto* row = ctx_.in_flight.find(s.id)) row->outcome_queued = true;
+  settler_.enqueue(std::move(s));
+}
+
+void sender::stop() {
+  ctx_.destinations.abort_waiters();
+  for (auto* t : rate_waits_) t->cancel();
+}
+
+// Takes one row into flight; returns its settlement when it can never be sent
+// as it is (or must be held), else sets `dest`.
+std::optional<db::settlement> sender::route(const db::claimed_row& row, bool probe, destination*& dest) {
+  const auto now = sys_clock::now();
+  const row_ticket ticket{row.id, row.lease_token, row.attempts, row.created_at};
+  dest = ctx_.destinations.find(row.provider, row.destination);
+  in_flight_row entry{ticket, dest ? row.provider : unknown_label, dest ? row.destination : unknown_label};
+  entry.hold_on_doubt = dest && dest->provider->hold_reclaimed();
+  entry.probe = probe;
+  if (!ctx_.in_flight.add(std::move(entry))) {
+    // Our own lease expired while the database was away and we claimed the row
+    // again: the request (or outcome) already under way settles under the new lease.
+    ctx_.log.warn("re-claimed a row this process still has in flight; keeping its request", {{"row_id", row.id}});
+    dest = nullptr;
+    return std::nullopt;
+  }
+  if (row.reclaimed) {
+    ++ctx_.metrics.reclaimed;
+    ctx_.log.warn("took over a row whose lease expired",
+                  {{"row_id", row.id}, {"provider", row.provider}, {"destination", row.destination},
+                   {"attempt", row.attempts}});
+  }
+  if (!dest) {
+    return plan_rejection(ticket,
+                          "no destination '" + row.destination + "' is configured for provider '" + row.provider +
+                              "' (set OUTBOX_DEST__" + row.provider + "__" + row.destination + "__...)",
+                          now);
+  }
+  if (row.reclaimed && dest->provider->hold_reclaimed()) {
+    return plan_hold(ticket,
+                     "the previous lease expired while a request may have been in flight; held for review "
+                     "because this destination does not rely on provider dedup (run `dispatcher requeue` to resend)",
+                     now);
+  }
+  return std::nullopt;
+}
+
+void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
+  const auto now = sys_clock::now();
+  std::map<destination*, std::vector<providers::outbound_event>> groups;
+  for (auto& row : rows) {
+    ++ctx_.metrics.claimed;
+    destination* dest = nullptr;
+    if (auto early = route(row, probe, dest)) {
+      settle(std::move(*early));
+      continue;
+    }
+    if (!dest) continue;  // re-claimed: already under way
+    const auto& ticket = ctx_.in_flight.find(row.id)->ticket;
+    auto prepared = prepare_event(row, ctx_.cfg.max_payload_bytes,
+                                  dest->provider->reads_payload() ? payload_use::parsed : payload_use::text_only);
+    if (const auto* problem = std::get_if<std::string>(&prepared)) {
+      settle(plan_rejection(ticket, *problem, now));
+      continue;
+    }
+    auto& event = std::get<providers::outbound_event>(prepared);
+    auto check = prepared_for(*dest, event, now);
+    note_dropped(*dest, row.id, check.dropped);
+    if (check.error) {
+      auto s = plan_rejection(ticket, *check.error, now);
+      s.dropped_fields = dropped_texts(check.dropped);
+      settle(std::move(s));
+      continue;
+    }
+    event.prepared = std::move(check.state);
+    if (event.prepared) {
+      // The provider's prepared state is all its requests read from here on
+      // (provider.hpp): the payload's document and text would only hold memory
+      // while the row waits in a batch.
+      event.payload = nullptr;
+      std::string{}.swap(event.payload_text);
+    }
+    auto* entry = ctx_.in_flight.find(row.id);
+    entry->dropped = dropped_texts(check.dropped);
+    entry->match_keys = std::move(check.match_keys);
+    groups[dest].push_back(std::move(event));
+  }
+  if (probe) {
+    for (const auto& row : rows) {
+      auto* dest = ctx_.destinations.find(row.provider, row.destination);
+      if (dest && dest->gate.probing() && !groups.contains(dest)) dest->gate.probe_abandoned(now);
+    }
+  }
+  for (auto& [dest, events] : groups) {
+    const std::size_t batch = std::max<std::size_t>(1, dest->provider->max_batch_size());
+    for (std::size_t i = 0; i < events.size(); i += batch) {
+      const auto first = events.begin() + static_cast<long>(i);
+      const auto last = events.begin() + static_cast<long>(std::min(events.size(), i + batch));
+      spawn(*dest, std::vector<providers::outbound_event>(std::make_move_iterator(first), std::make_move_iterator(last)));
+    }
+  }
+}
+
+void sender::spawn(destination& dest, std::vector<providers::outbound_event> events) {
+  ++active_;
+  asio::co_spawn(ctx_.ex, async_send_batch(dest, std::move(events)), task_guard(ctx_.log, "send", [this] {
+                   --active_;
+                   on_task_done();
+                 }));
+}
+
+// A slot and a rate token; false when the rows must go back unsent (shutdown,
+// or the destination was paused while they waited).
+asio::awaitable<bool> sender::async_wait_turn(destination& dest) {
+  const bool slot = co_await dest.limiter.async_acquire();
+  if (slot && !ctx_.stopping) {
+    const auto wait = dest.bucket.reserve(steady::now());
+    if (wait > steady::duration::zero()) {
+      asio::steady_timer t(ctx_.ex, wait);
+      rate_waits_.push_back(&t);
+      (void)co_await t.async_wait(use_tuple);
+      std::erase(rate_waits_, &t);
+    }
+  }
+  if (slot && !ctx_.stopping) co_return true;
+  if (slot) dest.limiter.release();
+  co_return false;
+}
+
+asio::awaitable<void> sender::async_send_batch(destination& dest, std::vector<providers::outbound_event> events) {
+  const bool probe = events.size() == 1 && ctx_.in_flight.find(events.front().row_id)->probe;
+  const bool turn = co_await async_wait_turn(dest);
+  if (!turn) {
+    put_back(events, 0ms, "released", "released unsent at shutdown");
+    co_return;
+  }
+  if (!probe && dest.gate.paused(sys_clock::now())) {
+    // Paused while these rows waited for a slot: back to pending, due now; the
+    // claim leaves them alone until the destination reopens.
+    dest.limiter.release();
+    put_back(events, 0ms, "paused", "destination paused: " + dest.gate.reason());
+    co_return;
+  }
+  for (const auto& e : events) ctx_.in_flight.find(e.row_id)->started = true;
+  auto ex = co_await async_exchange(dest, events);
+  dest.limiter.release();
+  // Rows given back at shutdown while this request ran: their fate is already queued.
+  std::erase_if(events, [&](const providers::outbound_event& e) { return ctx_.in_flight.find(e.row_id)->abandoned; });
+  if (events.empty()) co_return;
+  note_health(dest, ex, sys_clock::now(), probe);
+  judge(dest, std::move(events), std::move(ex));
+}
+
+void sender::judge(destination& dest, std::vector<providers::outbound_event> events, exchange ex) {
+  const auto now = sys_clock::now();
+  auto& verdict = ex.verdict;
+  if (verdict.pause_destination) {
+    dest.gate.pause(now, destination_pause, *verdict.pause_destination);
+    ctx_.log.error("destination paused after a destination-wide failure",
+                   {{"provider", dest.provider_kind}, {"destination", dest.name},
+                    {"reason", *verdict.pause_destination}, {"pause_seconds", destination_pause.count()}});
+    for (const auto& e : events) {
+      settle(plan_paused_attempt(ctx_.in_flight.find(e.row_id)->ticket, ex.facts, *verdict.pause_destination));
+    }
+    return;
+  }
+  if (verdict.events.size() != events.size()) {
+    verdict.events =
+        every_event(events.size(), providers::outcome_kind::retry, "provider returned a wrong number of outcomes");
+  }
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const auto& ticket = ctx_.in_flight.find(events[i].row_id)->ticket;
+    if (verdict.events[i].resend_alone && events.size() > 1 && !ctx_.stopping) {
+      // An all-or-nothing batch was refused: isolate the culprit by resending one by one.
+      spawn(dest, {events[i]});
+      continue;
+    }
+    auto s = plan_settlement(ticket, verdict.events[i], ex.facts, ctx_.cfg.backoff, now, random01());
+    s.note = ex.facts.note;
+    attach_event_facts(dest, events[i].row_id, verdict, s);
+    settle(std::move(s));
+  }
+}
+
+void sender::note_health(destination& dest, const exchange& ex, sys_clock::time_point now, bool probe) {
+  const bool failing = !ex.facts.http_status || *ex.facts.http_status >= 500 || *ex.facts.http_status == 429;
+  if (probe) {
+    const bool healthy = !failing && !ex.verdict.pause_destination;
+    dest.gate.probe_finished(healthy, now);
+    ctx_.log.info(healthy ? "destination probe succeeded; resuming" : "destination probe failed; staying paused",
+                  {{"provider", dest.provider_kind}, {"destination", dest.name}});
+    // Either way the claimer looks again: at the resumed destination, or to
+    // time its next look by the new pause's end.
+    ctx_.wake_claimer();
+  }
+  if (dest.gate.note_result(failing, now)) {
+    ctx_.log.error("destination circuit opened",
+                   {{"provider", dest.provider_kind}, {"destination", dest.name},
+                    {"last_error", ex.facts.response_excerpt},
+                    {"open_seconds", destination_gate::circuit_open_for.count()}});
+    ctx_.wake_claimer();  // its wait must end when the circuit's pause does
+  }
+}
+
+void sender::put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,
+                      const std::string& outcome, const std::string& reason) {
+  for (const auto& e : events) {
+    auto s = plan_putback(ctx_.in_flight.find(e.row_id)->ticket, delay, outcome, reason);
+    s.log_attempt = false;  // nothing was attempted
+    settle(std::move(s));
+  }
+}
+
+}  // namespace outbox
+
+namespace outbox {
+
+void sender::abandon_running() {
+  const auto now = sys_clock::now();
+  std::vector<db::settlement> fates;
+  ctx_.in_flight.for_each([&](in_flight_row& row) {
+    if (row.outcome_queued || row.abandoned) return;
+    row.abandoned = true;
+    db::settlement s;
+    if (!row.started) {
+      s = plan_putback(row.ticket, 0ms, "released", "released unsent at shutdown");
+      s.log_attempt = false;
+      fates.push_back(std::move(s));
+      return;
+    }
+    if (row.hold_on_doubt) {
+      // This destination must not resend after an uncertain attempt: a human decides.
+      s = plan_hold(row.ticket, "the dispatcher stopped while a request was in flight; held for review "
+                    "because this destination does not rely on provider dedup (run `dispatcher requeue` to resend)",
+                    now);
+    } else {
+      s = plan_putback(row.ticket, 0ms, "abandoned",
+                       "the dispatcher stopped while a request was in flight; the provider's dedup id covers a resend");
+    }
+    s.refund_attempt = false;  // a request was made: the attempt counts
+    s.log_attempt = true;
+    fates.push_back(std::move(s));
+  });
+  if (!fates.empty()) ctx_.log.warn("grace period over: settling requests still in flight", {{"rows", fates.size()}});
+  for (auto& s : fates) settle(std::move(s));
+}
+
+}  // namespace outbox

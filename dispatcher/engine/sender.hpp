@@ -1,0 +1,79 @@
+#pragma once
+// Sends claimed rows: routes each to its destination (or rejects it before any
+// request), respects each destination's gate, concurrency and rate limits, runs
+// one exchange per batch (token, request, verdict) and hands every outcome to
+// the settler. Knows HTTP through the providers and the database through
+// nothing but the settler's queue.
+#include <chrono>
+#include <cstddef>
+#include <random>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "db/delivery_store.hpp"
+#include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/settler.hpp"
+#include "providers/http/https_client.hpp"
+
+namespace outbox {
+
+class sender {
+ public:
+  sender(engine_context& ctx, settler& settle);
+
+  // Takes claimed rows into flight and starts their requests. `probe`: the row
+  // was claimed alone to test a destination whose pause ended.
+  void dispatch(std::vector<db::claimed_row> rows, bool probe);
+  // Requests running or waiting for a slot.
+  [[nodiscard]] std::size_t active() const noexcept { return active_; }
+  // Shutdown: wake everything waiting for a slot or a rate token (they give their rows back).
+  void stop();
+  // After the grace period: requests still running are abandoned; their rows
+  // are settled now (held on hold destinations, pending otherwise).
+  void abandon_running();
+  void close_idle() { http_.close_idle(); }
+  // Called when a request task finishes (the engine's drain waits on it).
+  std::function<void()> on_task_done = [] {};
+
+ private:
+  struct exchange {
+    providers::batch_outcome verdict;
+    attempt_facts facts;
+  };
+  [[nodiscard]] std::optional<db::settlement> route(const db::claimed_row& row, bool probe, destination*& dest);
+  void spawn(destination& dest, std::vector<providers::outbound_event> events);
+  boost::asio::awaitable<void> async_send_batch(destination& dest, std::vector<providers::outbound_event> events);
+  boost::asio::awaitable<bool> async_wait_turn(destination& dest);
+  boost::asio::awaitable<exchange> async_exchange(destination& dest, const std::vector<providers::outbound_event>& events);
+  boost::asio::awaitable<bool> async_request(destination& dest, const std::vector<providers::outbound_event>& events,
+                                             exchange& ex);
+  void judge(destination& dest, std::vector<providers::outbound_event> events, exchange ex);
+  void note_health(destination& dest, const exchange& ex, std::chrono::system_clock::time_point now, bool probe);
+  void put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,
+                const std::string& outcome, const std::string& reason);
+  void settle(db::settlement s);
+  // Fields a provider dropped from one row: a warning and outbox_fields_dropped_total.
+  void note_dropped(const destination& dest, std::int64_t row_id, const providers::dropped_fields& dropped);
+  // What the attempts log keeps of one event: dropped fields, match keys once
+  // delivered (and their coverage metric), the request id of asynchronous providers.
+  void attach_event_facts(const destination& dest, std::int64_t row_id, const providers::batch_outcome& verdict,
+                          db::settlement& s);
+  [[nodiscard]] static std::vector<std::string> dropped_texts(const providers::dropped_fields& dropped);
+  [[nodiscard]] double random01();
+  // The same outcome for each of `n` events (a request that never got a per-event verdict).
+  [[nodiscard]] static std::vector<providers::event_outcome> every_event(std::size_t n, providers::outcome_kind kind,
+                                                                         const std::string& error) {
+    return std::vector<providers::event_outcome>(n, providers::event_outcome{kind, error, {}});
+  }
+
+  engine_context& ctx_;
+  settler& settler_;
+  providers::https_client http_;
+  std::size_t active_ = 0;
+  std::vector<boost::asio::steady_timer*> rate_waits_;  // cancelled at shutdown
+  std::mt19937_64 random_;
+};
+
+}  // namespace outbox

@@ -1,0 +1,219 @@
+#include "dispatcher/engine/settler.hpp"
+#include "dispatcher/engine/use_tuple.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace outbox {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+constexpr std::size_t max_batch = 1000;
+constexpr std::size_t flush_at_once = 64;  // outcomes that end the settle window early
+constexpr auto reconnect_delay = 1s;  // only when the connect itself failed
+
+std::string_view state_name(db::settle_state s) {
+  switch (s) {
+    case db::settle_state::sent:
+      return "sent";
+    case db::settle_state::dead:
+      return "dead";
+    case db::settle_state::held:
+      return "held";
+    case db::settle_state::pending:
+      break;
+  }
+  return "pending";
+}
+
+// What is left of an outcome when its own texts cannot be stored: ASCII only.
+db::settlement plain(db::settlement s, const std::string& why) {
+  std::string error = "the outcome's text could not be stored (" + why + ")";
+  std::string kept;
+  for (const char c : s.error) {
+    if (c >= 0x20 && c < 0x7f) kept += c;
+    if (kept.size() >= 200) break;
+  }
+  if (!kept.empty()) error += ": " + kept;
+  s.error = std::move(error);
+  s.response_excerpt.clear();
+  s.note.clear();
+  return s;
+}
+
+}  // namespace
+
+settler::settler(engine_context& ctx) : ctx_(ctx), link_(ctx, "settle"), timer_(ctx.ex) {}
+
+void settler::enqueue(db::settlement s) {
+  const auto id = s.id;
+  if (!queue_.contains(id)) order_.push_back(id);
+  queue_.insert_or_assign(id, std::move(s));
+  if (!gathering_ || queue_.size() >= flush_at_once || !requests_out()) timer_.cancel();
+}
+
+// Whether some row in flight still waits for its request's answer: only then
+// can another outcome arrive to share the settle. When none does (every row
+// held has its outcome queued), waiting out the window only delays the room
+// the claimer needs for its next claim: with OUTBOX_MAX_IN_FLIGHT=10 that
+// wait was most of each claim-send-settle cycle (2,144 rows/s; see
+// docs/benchmarks.md).
+bool settler::requests_out() const { return ctx_.in_flight.size() > queue_.size(); }
+
+// After an idle spell the first outcome waits up to the settle window for
+// others, so a trickle of outcomes shares statements and commits. Outcomes that
+// arrive while a settle runs need no window: they queue behind it.
+asio::awaitable<void> settler::async_gather() {
+  if (ctx_.cfg.settle_window <= steady::duration::zero()) co_return;
+  const auto until = steady::now() + ctx_.cfg.settle_window;
+  gathering_ = true;
+  while (!stop_ && !queue_.empty() && queue_.size() < flush_at_once && requests_out() && steady::now() < until) {
+    timer_.expires_at(until);
+    (void)co_await timer_.async_wait(use_tuple);
+  }
+  gathering_ = false;
+}
+
+void settler::stop(steady::time_point deadline) {
+  stop_ = true;
+  deadline_ = deadline;
+  timer_.cancel();
+}
+
+std::vector<db::settlement> settler::next_batch() {
+  std::vector<db::settlement> batch;
+  for (auto it = order_.begin(); it != order_.end() && batch.size() < max_batch; ++it) {
+    auto found = queue_.find(*it);
+    if (found == queue_.end()) continue;
+    db::settlement s = found->second;
+    // The row's current lease: it may have been re-claimed since the outcome was queued.
+    if (const auto* row = ctx_.in_flight.find(s.id)) s.lease_token = row->ticket.lease_token;
+    batch.push_back(std::move(s));
+  }
+  return batch;
+}
+
+asio::awaitable<void> settler::async_run() {
+  for (;;) {
+    std::erase_if(order_, [&](std::int64_t id) { return !queue_.contains(id); });
+    if (queue_.empty()) {
+      if (stop_) break;
+      timer_.expires_after(1h);
+      (void)co_await timer_.async_wait(use_tuple);
+      co_await async_gather();
+      continue;
+    }
+    if (stop_ && steady::now() > deadline_) {
+      ctx_.log.error("could not record outcomes before exit; those rows are retried after their lease expires",
+                     {{"rows", queue_.size()}});
+      break;
+    }
+    db::connection* conn = co_await link_.async_get();
+    if (!conn) {
+      timer_.expires_after(reconnect_delay);
+      (void)co_await timer_.async_wait(use_tuple);
+      continue;
+    }
+    // A lost connection: loop at once; the next get reconnects and the same settle goes again.
+    (void)co_await async_flush(*conn, next_batch());
+  }
+}
+
+asio::awaitable<settler::flush_result> settler::async_flush(db::connection& conn, std::vector<db::settlement> batch) {
+  const auto t0 = steady::now();
+  const auto r = co_await db::async_settle(conn, ctx_.instance_id, batch);
+  if (r) {
+    ctx_.metrics.settle_seconds.observe(std::chrono::duration<double>(steady::now() - t0).count());
+    apply(batch, *r);
+    co_return flush_result::done;
+  }
+  ++ctx_.metrics.db_errors;
+  const auto& failure = r.error();
+  if (failure.connection_lost()) {
+    ctx_.log.warn("settle failed with the connection; sending it again on a new one",
+                  {{"rows", batch.size()}, {"error", failure.what()}});
+    co_return flush_result::connection_lost;
+  }
+  if (batch.size() == 1) co_return co_await async_flush_alone(conn, std::move(batch.front()));
+  // A data problem in some row: halve until it is alone, so the others are recorded.
+  ctx_.log.warn("settle rejected by the database; splitting the batch to isolate the row",
+                {{"rows", batch.size()}, {"error", failure.what()}, {"sqlstate", failure.sqlstate()}});
+  const auto half = static_cast<long>(batch.size() / 2);
+  std::vector<db::settlement> first(batch.begin(), batch.begin() + half), second(batch.begin() + half, batch.end());
+  if (co_await async_flush(conn, std::move(first)) == flush_result::connection_lost)
+    co_return flush_result::connection_lost;
+  co_return co_await async_flush(conn, std::move(second));
+}
+
+asio::awaitable<settler::flush_result> settler::async_flush_alone(db::connection& conn, db::settlement s) {
+  std::vector<db::settlement> one{plain(std::move(s), "rejected by the database")};
+  const auto r = co_await db::async_settle(conn, ctx_.instance_id, one);
+  if (r) {
+    apply(one, *r);
+    co_return flush_result::done;
+  }
+  if (r.error().connection_lost()) co_return flush_result::connection_lost;
+  // Even the plain outcome is refused: never wedge the queue on it. The row's
+  // lease expires and it is retried like after a crash.
+  ctx_.log.error("could not record an outcome; dropping it (the row is retried after its lease expires)",
+                 {{"row_id", one.front().id}, {"error", r.error().what()}});
+  finish(one.front());
+  ctx_.capacity_freed();
+  co_return flush_result::done;
+}
+
+void settler::apply(std::span<const db::settlement> batch, const db::settle_report& report) {
+  const std::unordered_set<std::int64_t> applied(report.applied.begin(), report.applied.end());
+  const std::unordered_set<std::int64_t> earlier(report.already_applied.begin(), report.already_applied.end());
+  for (const auto& s : batch) {
+    if (applied.contains(s.id)) {
+      record(s);
+    } else if (earlier.contains(s.id)) {
+      ctx_.log.info("outcome already recorded by a settle whose answer was lost", {{"row_id", s.id}});
+      record(s);
+    } else {
+      ++ctx_.metrics.lease_lost;
+      ctx_.log.warn("lease lost before settling: another worker owns the row now; outcome not recorded",
+                    {{"row_id", s.id}, {"outcome", s.outcome}});
+    }
+    finish(s);
+  }
+  // A retry is due at a time the claimer's last answer did not know; one claim
+  // learns it. Otherwise the claimer only needs to hear of the freed room.
+  const bool retry = std::any_of(batch.begin(), batch.end(),
+                                 [](const db::settlement& s) { return s.state == db::settle_state::pending; });
+  if (retry) {
+    ctx_.wake_claimer();
+  } else {
+    ctx_.capacity_freed();
+  }
+}
+
+void settler::finish(const db::settlement& s) {
+  queue_.erase(s.id);
+  ctx_.in_flight.erase(s.id);
+}
+
+void settler::record(const db::settlement& s) {
+  const auto* row = ctx_.in_flight.find(s.id);
+  if (!row) return;
+  ctx_.metrics.note_settled({row->provider, row->destination}, s.outcome, s.error, s.started_at);
+  const log_level level = s.state == db::settle_state::sent   ? log_level::debug
+                          : s.state == db::settle_state::dead ? log_level::warn
+                                                              : log_level::info;
+  ctx_.log.log(level, "row settled", [&] {
+    nlohmann::json f{{"row_id", s.id},      {"provider", row->provider}, {"destination", row->destination},
+                     {"state", state_name(s.state)}, {"outcome", s.outcome}, {"attempt", s.attempt}};
+    if (s.http_status) f["http_status"] = *s.http_status;
+    if (!s.error.empty()) f["error"] = s.error;
+    if (s.state == db::settle_state::pending) f["retry_in_ms"] = s.retry_delay.count();
+    return f;
+  });
+}
+
+}  // namespace outbox

@@ -1,0 +1,64 @@
+#pragma once
+// Records outcomes: a queue of settlements flushed in batches on the settle
+// connection. An outcome stays queued until the database has it or the row's
+// lease is certainly gone (another worker owns it):
+//  - a lost connection loses a result, not a fact: reconnect and send the same
+//    fenced settle again (rows it had already recorded are recognised);
+//  - each flush takes the row's current lease token, so a row this process
+//    re-claimed after an outage settles under its new lease;
+//  - a batch the server rejects for a data reason is split until the bad row is
+//    alone; that row is settled with a plain message, and the rest go on;
+//  - after an idle spell, outcomes gather for OUTBOX_SETTLE_WINDOW_MS (or until
+//    64 wait, or until no request is still out) so that a trickle shares
+//    statements and commits.
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "db/delivery_store.hpp"
+#include "dispatcher/engine/db_link.hpp"
+#include "dispatcher/engine/engine_context.hpp"
+
+namespace outbox {
+
+class settler {
+ public:
+  explicit settler(engine_context& ctx);
+
+  // Queues an outcome (one per row: a newer one replaces a waiting one).
+  void enqueue(db::settlement s);
+  [[nodiscard]] std::size_t waiting() const noexcept { return queue_.size(); }
+
+  // Runs until stop() and the queue is empty (or the drain deadline passed).
+  boost::asio::awaitable<void> async_run();
+  // Flush what is queued, then return; give up on what is left at `deadline`.
+  void stop(std::chrono::steady_clock::time_point deadline);
+
+ private:
+  enum class flush_result { done, connection_lost };
+  boost::asio::awaitable<void> async_gather();
+  boost::asio::awaitable<flush_result> async_flush(db::connection& conn, std::vector<db::settlement> batch);
+  boost::asio::awaitable<flush_result> async_flush_alone(db::connection& conn, db::settlement s);
+  [[nodiscard]] std::vector<db::settlement> next_batch();
+  [[nodiscard]] bool requests_out() const;
+  void apply(std::span<const db::settlement> batch, const db::settle_report& report);
+  void finish(const db::settlement& s);
+  void record(const db::settlement& s);
+
+  engine_context& ctx_;
+  db_link link_;
+  std::deque<std::int64_t> order_;  // row ids, oldest first
+  std::unordered_map<std::int64_t, db::settlement> queue_;
+  boost::asio::steady_timer timer_;
+  bool stop_ = false;
+  bool gathering_ = false;  // in the settle window: only a full window's worth wakes it
+  std::chrono::steady_clock::time_point deadline_{};
+};
+
+}  // namespace outbox

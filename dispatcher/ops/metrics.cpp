@@ -1,0 +1,234 @@
+#include "dispatcher/ops/metrics.hpp"
+
+#include <cstdio>
+
+#include "dispatcher/ops/version.hpp"
+#include "providers/user_data/match_keys.hpp"
+
+namespace outbox {
+namespace {
+
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// Bucket bounds as written by hand (0.005, not 0.0050000000000000001).
+std::string bound(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void header(std::string& out, const char* name, const char* type, const char* help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
+
+void sample(std::string& out, const std::string& name, const std::string& labels, double v) {
+  out += name;
+  if (!labels.empty()) out += "{" + labels + "}";
+  out += ' ';
+  out += number(v);
+  out += '\n';
+}
+
+std::string dest_labels(const metrics::destination_key& k) {
+  return "provider=\"" + label_value(k.first) + "\",destination=\"" + label_value(k.second) + "\"";
+}
+
+// `counts` plus a 0 for each configured destination and each of `values` not yet counted.
+template <class Values>
+std::map<metrics::outcome_key, std::uint64_t> from_zero(std::map<metrics::outcome_key, std::uint64_t> counts,
+                                                        const std::map<metrics::destination_key, destination_view>& dests,
+                                                        const Values& values) {
+  for (const auto& [k, view] : dests) {
+    for (const auto v : values) counts.try_emplace({k.first, k.second, std::string(v)}, 0);
+  }
+  return counts;
+}
+
+// `values` plus a default (0, an empty histogram) for each configured destination.
+template <class T>
+std::map<metrics::destination_key, T> from_zero(std::map<metrics::destination_key, T> values,
+                                                const std::map<metrics::destination_key, destination_view>& dests) {
+  for (const auto& [k, view] : dests) values.try_emplace(k);
+  return values;
+}
+
+}  // namespace
+
+std::string label_value(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+void histogram::observe(double seconds) {
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    if (seconds <= bounds[i]) ++counts_[i];
+  }
+  ++count_;
+  sum_ += seconds;
+}
+
+void histogram::render(std::string& out, const std::string& name, const std::string& labels) const {
+  const std::string sep = labels.empty() ? "" : ",";
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    sample(out, name + "_bucket", labels + sep + "le=\"" + bound(bounds[i]) + "\"", static_cast<double>(counts_[i]));
+  }
+  sample(out, name + "_bucket", labels + sep + "le=\"+Inf\"", static_cast<double>(count_));
+  sample(out, name + "_sum", labels, sum_);
+  sample(out, name + "_count", labels, static_cast<double>(count_));
+}
+
+void metrics::note_settled(const destination_key& k, const std::string& outcome, const std::string& error,
+                           std::chrono::system_clock::time_point at) {
+  ++deliveries[{k.first, k.second, outcome}];
+  // Put-backs (paused, released, abandoned) say what the dispatcher did, not what failed.
+  const bool failure = outcome == "retry" || outcome == "dead" || outcome == "rejected" || outcome == "held";
+  if (failure && !error.empty()) last_errors[k] = {error, at};
+}
+
+std::uint64_t metrics::total(const std::string& outcome) const {
+  std::uint64_t n = 0;
+  for (const auto& [k, v] : deliveries) n += std::get<2>(k) == outcome ? v : 0;
+  return n;
+}
+
+// What happened to the conversions' content: dropped fields, match keys, processing results.
+void metrics::render_conversions(std::string& out) const {
+  header(out, "outbox_fields_dropped_total", "counter",
+         "Fields a provider left out of a request (the conversion was still sent), by field and reason; per attempt.");
+  for (const auto& [k, n] : fields_dropped) {
+    sample(out, "outbox_fields_dropped_total",
+           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",field=\"" + label_value(std::get<2>(k)) + "\",reason=\"" +
+               label_value(std::get<3>(k)) + "\"",
+           double(n));
+  }
+  header(out, "outbox_match_key_events_total", "counter",
+         "Delivered events that carried each match key; divide by outbox_deliveries_total{outcome=\"delivered\"}.");
+  for (const auto& [k, n] : from_zero(match_keys, destinations, providers::match_key::all)) {
+    sample(out, "outbox_match_key_events_total",
+           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",key=\"" + label_value(std::get<2>(k)) + "\"", double(n));
+  }
+  header(out, "outbox_provider_status_rows_total", "counter",
+         "Rows whose asynchronous processing result was read back from the provider, by status.");
+  for (const auto& [k, n] : provider_statuses) {
+    sample(out, "outbox_provider_status_rows_total",
+           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",status=\"" + label_value(std::get<2>(k)) + "\"", double(n));
+  }
+}
+
+// Per destination gauges: every configured destination has a sample, 0 included.
+void metrics::render_destination_gauges(std::string& out) const {
+  header(out, "outbox_destination_paused", "gauge",
+         "1 while a destination is paused (on-call, configuration, credentials refused, circuit open), else 0.");
+  auto all_paused = from_zero(std::map<destination_key, int>{}, destinations);
+  for (const auto& k : paused) all_paused[k] = 1;
+  for (const auto& [k, v] : all_paused) sample(out, "outbox_destination_paused", dest_labels(k), v);
+  header(out, "outbox_delivery_lag_seconds", "gauge",
+         "Age of the oldest unsent row of a destination by created_at (0 when none): rises while it is paused, "
+         "failing or behind.");
+  for (const auto& [k, v] : from_zero(delivery_lag_seconds, destinations))
+    sample(out, "outbox_delivery_lag_seconds", dest_labels(k), v);
+  if (!backlog_rows) return;  // not read from the database yet: no sample rather than a false 0
+  header(out, "outbox_backlog_rows", "gauge", "Unsent rows (pending or sending) of a destination.");
+  for (const auto& [k, v] : from_zero(*backlog_rows, destinations)) sample(out, "outbox_backlog_rows", dest_labels(k), double(v));
+}
+
+// The metrics every Prometheus client library exports, named as they name them.
+void metrics::render_process(std::string& out) const {
+  header(out, "outbox_build_info", "gauge", "Always 1; the labels are the dispatcher's version and commit.");
+  sample(out, "outbox_build_info",
+         "version=\"" + label_value(std::string(version())) + "\",revision=\"" + label_value(std::string(revision())) + "\"", 1);
+  if (!process) return;
+  header(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+  sample(out, "process_cpu_seconds_total", "", process->cpu_seconds);
+  header(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+  sample(out, "process_resident_memory_bytes", "", double(process->resident_bytes));
+  header(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+  sample(out, "process_virtual_memory_bytes", "", double(process->virtual_bytes));
+  header(out, "process_open_fds", "gauge", "Number of open file descriptors.");
+  sample(out, "process_open_fds", "", double(process->open_fds));
+  if (process->max_fds > 0) {
+    header(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+    sample(out, "process_max_fds", "", double(process->max_fds));
+  }
+  header(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+  sample(out, "process_start_time_seconds", "", process->start_time_seconds);
+}
+
+std::string metrics::render() const {
+  std::string out;
+  header(out, "outbox_rows", "gauge", "Rows by state (sent is not counted; see dispatcher status).");
+  auto rows = rows_by_state;
+  for (const auto state : open_row_states) rows.try_emplace(std::string(state), 0);
+  for (const auto& [state, n] : rows) sample(out, "outbox_rows", "state=\"" + label_value(state) + "\"", double(n));
+  header(out, "outbox_oldest_due_seconds", "gauge", "Age of the oldest pending row that is due now (0 when none).");
+  sample(out, "outbox_oldest_due_seconds", "", oldest_due_seconds);
+  header(out, "outbox_deliveries_total", "counter", "Rows settled by this process, by outcome.");
+  for (const auto& [k, n] : from_zero(deliveries, destinations, delivery_outcomes)) {
+    sample(out, "outbox_deliveries_total",
+           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",outcome=\"" + label_value(std::get<2>(k)) + "\"", double(n));
+  }
+  render_conversions(out);
+  header(out, "outbox_requests_total", "counter", "HTTP requests sent, by destination.");
+  for (const auto& [k, n] : from_zero(requests, destinations)) sample(out, "outbox_requests_total", dest_labels(k), double(n));
+  header(out, "outbox_request_duration_seconds", "histogram", "HTTP request latency, by destination.");
+  for (const auto& [k, h] : from_zero(request_seconds, destinations)) h.render(out, "outbox_request_duration_seconds", dest_labels(k));
+  header(out, "outbox_claim_duration_seconds", "histogram", "Claim statement latency.");
+  claim_seconds.render(out, "outbox_claim_duration_seconds", "");
+  header(out, "outbox_settle_duration_seconds", "histogram", "Settle statement latency (one batch).");
+  settle_seconds.render(out, "outbox_settle_duration_seconds", "");
+  header(out, "outbox_claimed_total", "counter", "Rows claimed.");
+  sample(out, "outbox_claimed_total", "", double(claimed));
+  header(out, "outbox_reclaimed_total", "counter", "Rows taken over from an expired lease (a crashed or hung sender).");
+  sample(out, "outbox_reclaimed_total", "", double(reclaimed));
+  header(out, "outbox_lease_expiries_total", "counter", "Rows whose expired lease the sweeper reset.");
+  sample(out, "outbox_lease_expiries_total", "", double(lease_expiries));
+  header(out, "outbox_lease_lost_total", "counter", "Outcomes not recorded because another worker owned the row.");
+  sample(out, "outbox_lease_lost_total", "", double(lease_lost));
+  header(out, "outbox_orphans_released_total", "counter",
+         "Rows of claims whose answer was lost with a connection, released after reconnecting.");
+  sample(out, "outbox_orphans_released_total", "", double(orphans_released));
+  header(out, "outbox_listener_reconnects_total", "counter", "LISTEN connection re-establishments.");
+  sample(out, "outbox_listener_reconnects_total", "", double(listener_reconnects));
+  header(out, "outbox_notifications_total", "counter", "NOTIFY wake-ups received.");
+  sample(out, "outbox_notifications_total", "", double(notifications));
+  header(out, "outbox_wake_transitions_total", "counter",
+         "Adaptive wake mode: times this dispatcher published that it is awake (draining) or withdrew it.");
+  sample(out, "outbox_wake_transitions_total", "to=\"awake\"", double(wake_awake_transitions));
+  sample(out, "outbox_wake_transitions_total", "to=\"asleep\"", double(wake_asleep_transitions));
+  header(out, "outbox_wake_awake", "gauge",
+         "1 while this dispatcher is marked awake, so the insert trigger skips pg_notify.");
+  sample(out, "outbox_wake_awake", "", wake_awake ? 1.0 : 0.0);
+  header(out, "outbox_database_errors_total", "counter", "Failed database operations (each is retried).");
+  sample(out, "outbox_database_errors_total", "", double(db_errors));
+  header(out, "outbox_in_flight_rows", "gauge", "Rows claimed by this process and not yet settled.");
+  sample(out, "outbox_in_flight_rows", "", double(in_flight));
+  render_destination_gauges(out);
+  header(out, "outbox_database_up", "gauge", "1 when the last claim reached the database.");
+  sample(out, "outbox_database_up", "", database_up ? 1 : 0);
+  header(out, "outbox_listener_up", "gauge", "1 while LISTEN is active (0 in poll mode).");
+  sample(out, "outbox_listener_up", "", listener_up ? 1 : 0);
+  render_process(out);
+  return out;
+}
+
+}  // namespace outbox

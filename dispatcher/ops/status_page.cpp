@@ -1,0 +1,218 @@
+#include "dispatcher/ops/status_page.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <set>
+
+#include "dispatcher/ops/terminal_text.hpp"
+#include "dispatcher/ops/version.hpp"
+
+namespace outbox {
+namespace {
+
+using sys_clock = std::chrono::system_clock;
+
+std::string iso_time(sys_clock::time_point t) {
+  const std::time_t secs = sys_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// "0 s", "42 s", "12 min", "3.5 h": what an on-call reads at a glance.
+std::string age_text(double seconds) {
+  char buf[32];
+  if (seconds < 120) {
+    std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+  } else if (seconds < 7200) {
+    std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  }
+  return buf;
+}
+
+// A CSS class from a state: "circuit open" -> "state-circuit-open".
+std::string state_class(const std::string& state) {
+  std::string out = "state-";
+  for (char c : state) {
+    if (c >= 'a' && c <= 'z') {
+      out += c;
+    } else if (!out.ends_with('-')) {
+      out += '-';
+    }
+  }
+  while (out.ends_with('-')) out.pop_back();
+  return out;
+}
+
+template <class Map>
+typename Map::mapped_type value_or(const Map& map, const typename Map::key_type& k,
+                                   typename Map::mapped_type fallback) {
+  const auto it = map.find(k);
+  return it == map.end() ? fallback : it->second;
+}
+
+void cell(std::string& out, const char* cls, const std::string& html) {
+  out += "<td class=\"";
+  out += cls;
+  out += "\">" + html + "</td>";
+}
+
+// The destination's state, with why (who paused it, the answer that paused it)
+// and when it is probed again. An open circuit's reason only repeats its state.
+std::string state_html(const destination_view& v) {
+  std::string out = "<span class=\"state\">" + html_text(v.state) + "</span>";
+  if (!v.reason.empty() && v.state != "circuit open") {
+    out += "<br><span class=\"reason\">" + html_text(v.reason) + "</span>";
+  }
+  if (v.reopens_at) out += "<br><span class=\"until\">probe at " + iso_time(*v.reopens_at) + "</span>";
+  return out;
+}
+
+std::string last_error_html(const metrics& m, const metrics::destination_key& k) {
+  const auto it = m.last_errors.find(k);
+  if (it == m.last_errors.end()) return "";
+  return "<span class=\"error\">" + html_text(it->second.message) + "</span><br><span class=\"when\">" +
+         iso_time(it->second.at) + "</span>";
+}
+
+void destination_row(std::string& out, const status_page_input& in, const metrics::destination_key& k,
+                     const destination_view& v) {
+  const auto& m = in.m;
+  const auto recent = in.history.recent(m, k);
+  out += "<tr class=\"destination " + state_class(v.state) + "\" data-provider=\"" + html_text(k.first) +
+         "\" data-destination=\"" + html_text(k.second) + "\" data-state=\"" + html_text(v.state) + "\">";
+  cell(out, "provider", html_text(k.first));
+  cell(out, "destination", html_text(k.second));
+  cell(out, "state", state_html(v));
+  cell(out, "backlog", m.backlog_rows ? std::to_string(value_or(*m.backlog_rows, k, std::int64_t{0})) : "-");
+  cell(out, "lag", age_text(value_or(m.delivery_lag_seconds, k, 0.0)));
+  cell(out, "delivered", std::to_string(recent.delivered));
+  cell(out, "retried", std::to_string(recent.retried));
+  cell(out, "failed", std::to_string(recent.failed));
+  cell(out, "last-error", last_error_html(m, k));
+  out += "</tr>\n";
+}
+
+// Configured destinations, then any other label seen ("unknown": rows naming no configured destination).
+std::map<metrics::destination_key, destination_view> shown_destinations(const metrics& m) {
+  auto shown = m.destinations;
+  for (const auto& [k, n] : m.deliveries) {
+    shown.try_emplace({std::get<0>(k), std::get<1>(k)}, destination_view{"not configured", {}, {}});
+  }
+  return shown;
+}
+
+void destinations_table(std::string& out, const status_page_input& in) {
+  const bool full = in.history.full_window(in.steady_now);
+  const std::string window = full ? "last hour" : "since start";
+  out += "<table id=\"destinations\">\n<thead><tr><th>provider</th><th>destination</th><th>state</th>"
+         "<th>backlog</th><th>lag</th><th>delivered (" + window + ")</th><th>retried (" + window +
+         ")</th><th>failed (" + window + ")</th><th>last error</th></tr></thead>\n<tbody>\n";
+  const auto shown = shown_destinations(in.m);
+  for (const auto& [k, v] : shown) destination_row(out, in, k, v);
+  if (shown.empty()) out += "<tr class=\"none\"><td colspan=\"9\">no destination is configured</td></tr>\n";
+  out += "</tbody>\n</table>\n";
+}
+
+void summary(std::string& out, const status_page_input& in) {
+  const auto& m = in.m;
+  const auto& [ready, why] = in.readiness;
+  out += "<dl id=\"summary\">\n";
+  auto item = [&](const char* id, const char* label, const std::string& html) {
+    out += std::string("<dt>") + label + "</dt><dd id=\"" + id + "\">" + html + "</dd>\n";
+  };
+  item("readiness", "ready", ready ? "ready" : "not ready: " + html_text(why));
+  item("instance", "instance", html_text(m.instance));
+  item("version", "version", html_text(version()));
+  item("in-flight", "rows in flight here", std::to_string(m.in_flight));
+  std::string rows;
+  for (const auto state : open_row_states) {
+    rows += std::string(rows.empty() ? "" : ", ") + std::string(state) + " " +
+            std::to_string(value_or(m.rows_by_state, std::string(state), std::int64_t{0}));
+  }
+  item("rows", "rows (whole table)", rows);
+  item("oldest-due", "oldest due row", age_text(m.oldest_due_seconds));
+  item("generated", "generated", iso_time(in.now));
+  out += "</dl>\n";
+}
+
+constexpr const char* style = R"css(
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}.error{color:#a00}.reason,.when,.until,.note{color:#666;font-size:90%}
+tr.state-open .state{color:#070}tr.state-paused .state,tr.state-paused-automatic .state,
+tr.state-circuit-open .state,tr.state-not-configured .state{color:#a00;font-weight:bold}
+dl{display:grid;grid-template-columns:max-content auto;gap:.1em 1em}dt{color:#666}dd{margin:0}
+)css";
+
+}  // namespace
+
+std::string html_text(std::string_view text, std::size_t max_bytes) {
+  const std::string safe = terminal_text(text, max_bytes);
+  std::string out;
+  out.reserve(safe.size());
+  for (char c : safe) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+delivery_history::delivery_history(clock::time_point started) { samples_.push_back({started, {}}); }
+
+settled_counts delivery_history::totals(const metrics& m, const metrics::destination_key& k) {
+  settled_counts c;
+  auto count = [&](const char* outcome) { return value_or(m.deliveries, {k.first, k.second, outcome}, std::uint64_t{0}); };
+  c.delivered = count("delivered");
+  c.retried = count("retry");
+  c.failed = count("dead") + count("rejected");
+  return c;
+}
+
+void delivery_history::sample(const metrics& m, clock::time_point now) {
+  if (now - samples_.back().at < resolution) return;
+  entry e{now, {}};
+  for (const auto& [k, n] : m.deliveries) e.totals.try_emplace({std::get<0>(k), std::get<1>(k)});
+  for (auto& [k, c] : e.totals) c = totals(m, k);
+  samples_.push_back(std::move(e));
+  // Keep one sample at least a window old (the baseline), drop the older ones.
+  while (samples_.size() > 1 && now - samples_[1].at >= window) samples_.pop_front();
+}
+
+settled_counts delivery_history::recent(const metrics& m, const metrics::destination_key& k) const {
+  const auto now = totals(m, k);
+  const auto base = value_or(samples_.front().totals, k, settled_counts{});
+  return {now.delivered - base.delivered, now.retried - base.retried, now.failed - base.failed};
+}
+
+bool delivery_history::full_window(clock::time_point now) const { return now - samples_.front().at >= window; }
+
+std::string render_status_page(const status_page_input& in) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width\"><meta http-equiv=\"refresh\" content=\"15\">"
+      "<title>outbox dispatcher status</title><style>";
+  out += style;
+  out += "</style></head>\n<body>\n<h1>outbox dispatcher</h1>\n";
+  summary(out, in);
+  out += "<h2>Destinations</h2>\n";
+  destinations_table(out, in);
+  out += "<p class=\"note\">State and counts are this process's (other dispatchers keep their own); counts come "
+         "from in-process counters since " +
+         iso_time(in.now - std::chrono::duration_cast<sys_clock::duration>(in.steady_now - in.history.baseline_at())) +
+         ". Backlog, lag and rows are read from the database on the sweep interval. Refreshes every 15 s; "
+         "/metrics has the same figures for Prometheus.</p>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace outbox

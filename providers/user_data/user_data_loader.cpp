@@ -1,0 +1,108 @@
+// The `dispatcher` executable's side of the user data module
+// (providers/user_data/user_data_module.hpp): load_user_data_module, and phone::to_e164,
+// phone::parsing_region and unicode::fold_for_match as calls into the module.
+// This object is part of the executable itself (CMakeLists.txt), so when the
+// linker scans the provider library these are defined already and it never takes
+// providers/user_data/phone_numbers.cpp, unicode_fold.cpp or user_data_linked.cpp from it;
+// --as-needed then drops libphonenumber, protobuf and libicui18n.
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+#include "providers/user_data/unicode_text.hpp"
+#include "providers/user_data/user_data_module.hpp"
+
+namespace outbox {
+namespace {
+
+using providers::user_data_module;
+
+std::vector<std::string> candidates() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    out.push_back((exe.parent_path() / providers::user_data_module_file).string());
+    out.push_back((exe.parent_path().parent_path() / "lib" / "dispatcher" / providers::user_data_module_file).string());
+  }
+  out.emplace_back(providers::user_data_module_file);  // LD_LIBRARY_PATH, ld.so.cache, /usr/lib
+  return out;
+}
+
+std::string dl_error() {
+  const char* e = ::dlerror();
+  return e == nullptr ? "unknown error" : e;
+}
+
+// The module in the first place that has one (a file there that cannot be
+// loaded is an error, not a reason to look further).
+const user_data_module& load() {
+  std::string tried;
+  for (const auto& path : candidates()) {
+    const bool a_path = path.find('/') != std::string::npos;
+    std::error_code ec;
+    if (a_path && !std::filesystem::exists(path, ec)) {
+      tried += "\n  " + path + ": no such file";
+      continue;
+    }
+    // Never closed: the module lives as long as the process.
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const std::string why = dl_error();
+      if (a_path) throw std::runtime_error("cannot load the user data module " + path + ": " + why);
+      tried += "\n  " + path + ": " + why;
+      continue;
+    }
+    using entry_fn = const user_data_module* (*)();
+    const auto entry = reinterpret_cast<entry_fn>(::dlsym(handle, providers::user_data_module_entry));
+    if (entry == nullptr) {
+      throw std::runtime_error(path + " is not the dispatcher's user data module: " + dl_error());
+    }
+    const user_data_module* module = entry();
+    if (module == nullptr || std::string_view{module->build_id} != OUTBOX_BUILD_ID) {
+      throw std::runtime_error(path + " comes from another build of the dispatcher (" +
+                               (module == nullptr ? std::string{"?"} : std::string{module->version}) + ", this is " +
+                               OUTBOX_VERSION + "): install the executable and its module from the same build");
+    }
+    return *module;
+  }
+  throw std::runtime_error(std::string{"the user data module "} + providers::user_data_module_file +
+                           " (phone numbers and Unicode matching, needed to hash user data) was not found:" +
+                           tried);
+}
+
+const user_data_module& module() {
+  static const user_data_module& loaded = load();
+  return loaded;
+}
+
+}  // namespace
+
+namespace providers {
+
+void load_user_data_module() { (void)module(); }
+
+}  // namespace providers
+
+namespace providers::phone {
+
+e164_result to_e164(std::string_view raw, std::string_view row_country, std::string_view default_calling_code) {
+  return module().to_e164(raw, row_country, default_calling_code);
+}
+
+std::string parsing_region(std::string_view row_country, std::string_view default_calling_code) {
+  return module().parsing_region(row_country, default_calling_code);
+}
+
+}  // namespace providers::phone
+
+namespace providers::unicode {
+
+std::string fold_for_match(std::string_view utf8) { return module().fold_for_match(utf8); }
+
+}  // namespace providers::unicode
+
+}  // namespace outbox
