@@ -16,20 +16,6 @@ constexpr std::size_t max_outcome_bytes = 64;
 constexpr std::size_t max_key_bytes = 512;  // match keys, request ids
 constexpr const char* plan_mode_sql = "SELECT set_config('plan_cache_mode', $1, false)";
 
-std::string_view state_text(settle_state s) {
-  switch (s) {
-    case settle_state::sent:
-      return "sent";
-    case settle_state::dead:
-      return "dead";
-    case settle_state::held:
-      return "held";
-    case settle_state::pending:
-      break;
-  }
-  return "pending";
-}
-
 std::vector<swept_row> swept_rows(const result& r) {
   std::vector<swept_row> rows;
   for (int i = 0; i < r.rows(); ++i) {
@@ -100,7 +86,7 @@ params settle_params(std::string owner, std::span<const settlement> batch) {
   for (const auto& s : batch) {
     ids.add_int(s.id);
     tokens.add_text(s.lease_token);
-    states.add_text(state_text(s.state));
+    states.add_text(to_string(s.state));
     delays.add_int(s.retry_delay.count());
     refunds.add_bool(s.refund_attempt);
     attempts.add_int(s.attempt);
@@ -228,6 +214,20 @@ asio::awaitable<void> record_policies(connection& conn, const std::string& owner
 }
 
 }  // namespace
+
+std::string_view to_string(settle_state s) {
+  switch (s) {
+    case settle_state::sent:
+      return "sent";
+    case settle_state::dead:
+      return "dead";
+    case settle_state::held:
+      return "held";
+    case settle_state::pending:
+      break;
+  }
+  return "pending";
+}
 
 asio::awaitable<outcome<claim_batch>> async_claim_batch(connection& conn, const claim_request& req) {
   co_return co_await async_try(claim(conn, req));

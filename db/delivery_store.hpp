@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
@@ -47,6 +48,8 @@ struct claim_request {
 
 // held: kept for on-call review, never retried automatically (see provider::hold_reclaimed).
 enum class settle_state { sent, pending, dead, held };
+// The row's state as the table spells it.
+[[nodiscard]] std::string_view to_string(settle_state s);
 
 struct settlement {
   std::int64_t id = 0;

@@ -1,6 +1,6 @@
 #include "providers/canonical_event.hpp"
 #include "providers/quoted_text.hpp"
-#include "providers/ascii.hpp"
+#include "providers/text.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -18,13 +18,6 @@ constexpr std::int64_t millisecond_threshold = 100'000'000'000;
 // Latest accepted time: 9999-12-31T23:59:59Z.
 constexpr std::int64_t max_event_time = 253'402'300'799;
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-std::string_view trim_ascii_space(std::string_view s) {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 // A value quoted in an error: at most 60 bytes on a character boundary, control characters replaced.
 // Appended rather than `"'" + ...`: GCC 12 at -O3 prints a false -Wstringop-overflow on that.

@@ -1,6 +1,6 @@
 #include "providers/setting_checks.hpp"
 #include "providers/quoted_text.hpp"
-#include "providers/ascii.hpp"
+#include "providers/text.hpp"
 
 #include <algorithm>
 #include <charconv>

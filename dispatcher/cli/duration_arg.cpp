@@ -4,7 +4,7 @@
 #include <charconv>
 #include <system_error>
 
-#include "providers/ascii.hpp"
+#include "providers/text.hpp"
 
 namespace outbox {
 namespace {

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -32,6 +33,10 @@
 #include "dispatcher/engine/backoff.hpp"
 #include "dispatcher/ops/log.hpp"
 #include "providers/http/http_types.hpp"
+
+namespace outbox::providers {
+class provider;
+}
 
 namespace outbox {
 
@@ -125,6 +130,8 @@ struct provider_kind {
   std::span<const std::string_view> setting_keys;  // provider-specific keys, lower-case
   // (key, problem) pairs; must never echo secret values.
   std::vector<std::pair<std::string, std::string>> (*validate)(const std::map<std::string, std::string>&);
+  // Builds the provider for a destination whose settings passed `validate`.
+  std::unique_ptr<providers::provider> (*make)(const destination_config&);
   bool uses_oauth = false;  // fetches an OAuth token before its requests: a longer lease (lease_budget.hpp)
   // Normalizes and hashes user data: `run` loads the user data module for it
   // (providers/user_data/user_data_module.hpp).
@@ -132,6 +139,8 @@ struct provider_kind {
 };
 
 [[nodiscard]] std::span<const provider_kind> provider_kinds();
+// The provider of a destination; throws std::invalid_argument for an unknown kind.
+[[nodiscard]] std::unique_ptr<providers::provider> make_provider(const destination_config& cfg);
 // "webhook, meta, tiktok, google_ads, google_data_manager", for messages.
 [[nodiscard]] std::string known_provider_names();
 [[nodiscard]] bool is_known_provider(std::string_view name);

@@ -6,12 +6,12 @@
 
 #include "dispatcher/config/config_parts.hpp"
 #include "dispatcher/ops/log.hpp"
-#include "providers/ascii.hpp"
+#include "providers/text.hpp"
 
 namespace outbox {
 namespace {
 
-using config_detail::lower;
+using config_detail::ascii_lowercase;
 
 constexpr std::string_view masked = "***";
 
@@ -48,7 +48,7 @@ runs scan_runs(std::string_view s, Pred in_run, std::size_t min_mixed) {
 bool names_a_secret(std::string_view segment) {
   static constexpr std::array<std::string_view, 6> markers{"secret", "token", "passw", "credential", "signature",
                                                            "apikey"};
-  std::string s = lower(segment);
+  std::string s = ascii_lowercase(segment);
   std::erase_if(s, [](char c) { return c == '_' || c == '-'; });  // api_key, api-key
   for (const auto marker : markers) {
     if (s.find(marker) == std::string::npos) continue;

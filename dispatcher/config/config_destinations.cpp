@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <memory>
+#include <stdexcept>
 
 #include "dispatcher/config/config_parts.hpp"
 #include "dispatcher/ops/log.hpp"
@@ -18,18 +20,42 @@ namespace {
 // Add new provider kinds here (their validators live next to the provider).
 // The last two fields say whether its requests need an OAuth token first (lease
 // budget) and whether it hashes user data (the user data module).
+std::unique_ptr<providers::provider> make_webhook(const destination_config& d) {
+  return std::make_unique<providers::webhook_provider>(providers::make_webhook_destination(d.settings, d.extra_headers));
+}
+std::unique_ptr<providers::provider> make_meta(const destination_config& d) {
+  return std::make_unique<providers::meta_provider>(providers::make_meta_destination(d.settings));
+}
+std::unique_ptr<providers::provider> make_tiktok(const destination_config& d) {
+  return std::make_unique<providers::tiktok_provider>(providers::make_tiktok_destination(d.settings));
+}
+std::unique_ptr<providers::provider> make_google_ads(const destination_config& d) {
+  return std::make_unique<providers::google_ads_provider>(
+      providers::make_google_ads_destination(d.settings, d.extra_headers));
+}
+std::unique_ptr<providers::provider> make_google_data_manager(const destination_config& d) {
+  return std::make_unique<providers::google_data_manager_provider>(
+      providers::make_google_data_manager_destination(d.settings, d.extra_headers));
+}
+
 constexpr std::array<provider_kind, 5> registry{{
-    {"webhook", providers::webhook_setting_keys, &providers::validate_webhook_settings, false, false},
-    {"meta", providers::meta_setting_keys, &providers::validate_meta_settings, false, true},
-    {"tiktok", providers::tiktok_setting_keys, &providers::validate_tiktok_settings, false, true},
-    {"google_ads", providers::google_ads_setting_keys, &providers::validate_google_ads_settings, true, true},
+    {"webhook", providers::webhook_setting_keys, &providers::validate_webhook_settings, &make_webhook, false, false},
+    {"meta", providers::meta_setting_keys, &providers::validate_meta_settings, &make_meta, false, true},
+    {"tiktok", providers::tiktok_setting_keys, &providers::validate_tiktok_settings, &make_tiktok, false, true},
+    {"google_ads", providers::google_ads_setting_keys, &providers::validate_google_ads_settings, &make_google_ads,
+     true, true},
     {"google_data_manager", providers::google_data_manager_setting_keys,
-     &providers::validate_google_data_manager_settings, true, true},
+     &providers::validate_google_data_manager_settings, &make_google_data_manager, true, true},
 }};
 
 }  // namespace
 
 std::span<const provider_kind> provider_kinds() { return registry; }
+
+std::unique_ptr<providers::provider> make_provider(const destination_config& cfg) {
+  if (const auto* kind = find_provider_kind(cfg.provider)) return kind->make(cfg);
+  throw std::invalid_argument("unknown provider kind '" + cfg.provider + "'");
+}
 
 std::string known_provider_names() {
   std::string out;

@@ -70,7 +70,7 @@ void read_instance_name(setting_reader& r, config& cfg) {
 }
 
 void read_wake_mode(setting_reader& r, config& cfg) {
-  if (const auto mode = lower(r.text("OUTBOX_WAKE_MODE", "")); mode == "poll") {
+  if (const auto mode = ascii_lowercase(r.text("OUTBOX_WAKE_MODE", "")); mode == "poll") {
     cfg.wake = wake_mode::poll;
   } else if (mode == "listen" || mode.empty()) {
     cfg.wake = wake_mode::listen;
@@ -278,7 +278,7 @@ const retired_setting* find_retired_setting(std::string_view name) {
 }
 
 std::string file_key(std::string_view name) {
-  return lower(name.starts_with("OUTBOX_") ? name.substr(std::string_view{"OUTBOX_"}.size()) : name);
+  return ascii_lowercase(name.starts_with("OUTBOX_") ? name.substr(std::string_view{"OUTBOX_"}.size()) : name);
 }
 
 bool parse_globals(const raw_config& raw, config& cfg, std::vector<std::string>& problems) {

@@ -6,14 +6,6 @@
 
 namespace outbox::config_detail {
 
-std::string lower(std::string_view s) {
-  std::string out{s};
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 std::string upper(std::string_view s) {
   std::string out{s};
   for (char& c : out) {
@@ -74,13 +66,6 @@ std::string got(std::string_view value, bool secret) {
   for (const char c : value.substr(0, 60)) shown.push_back(static_cast<unsigned char>(c) < 0x20 ? '?' : c);
   if (value.size() > 60) shown += "...";
   return " (got \"" + shown + "\")";
-}
-
-std::optional<bool> parse_bool(std::string_view text) {
-  const std::string v = lower(text);
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  return std::nullopt;
 }
 
 std::optional<std::int64_t> parse_integer(std::string_view text, std::int64_t min, std::int64_t max,

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dispatcher/config/config.hpp"
+#include "providers/text.hpp"
 
 namespace outbox::config_detail {
 
@@ -111,7 +112,9 @@ void parse_destinations(const raw_config& raw, config& cfg, std::vector<std::str
 
 // ---- small helpers (config_parts.cpp) ----------------------------------------------
 
-[[nodiscard]] std::string lower(std::string_view s);
+// ASCII case and booleans are providers/text.hpp's.
+using providers::ascii_lowercase;
+using providers::parse_bool;
 [[nodiscard]] std::string upper(std::string_view s);
 [[nodiscard]] std::vector<std::string_view> split(std::string_view s, std::string_view sep);
 [[nodiscard]] std::string join(std::span<const std::string_view> items, std::string_view sep);
@@ -144,7 +147,6 @@ template <typename Range>
 [[nodiscard]] bool is_secret_setting(std::string_view name);
 // " (got "...")" for problems about non-secret values, so typos are easy to spot.
 [[nodiscard]] std::string got(std::string_view value, bool secret);
-[[nodiscard]] std::optional<bool> parse_bool(std::string_view text);
 // A whole number in [min, max], or nullopt and a problem naming `origin`.
 [[nodiscard]] std::optional<std::int64_t> parse_integer(std::string_view text, std::int64_t min, std::int64_t max,
                                                         const std::string& origin, bool secret,

@@ -46,7 +46,7 @@ void read_file_headers(const json& headers, const std::string& key_path, raw_des
       problems.push_back(file_origin(header_path) + ": must be a string");
       continue;
     }
-    dest.headers[lower(header)] = {header_value.get<std::string>(), file_origin(header_path)};
+    dest.headers[ascii_lowercase(header)] = {header_value.get<std::string>(), file_origin(header_path)};
   }
 }
 
@@ -55,7 +55,7 @@ void read_file_destination(const json& settings, const std::string& path, raw_de
                            std::vector<std::string>& problems) {
   for (const auto& [key, value] : settings.items()) {
     const std::string key_path = path + "." + key;
-    if (lower(key) == "headers" && value.is_object()) {
+    if (ascii_lowercase(key) == "headers" && value.is_object()) {
       read_file_headers(value, key_path, dest, problems);
       continue;
     }
@@ -65,7 +65,7 @@ void read_file_destination(const json& settings, const std::string& path, raw_de
       problems.push_back(file_origin(key_path) + ": must be a string, number or boolean");
       continue;
     }
-    dest.settings[lower(key)] = {std::move(*text), file_origin(key_path)};
+    dest.settings[ascii_lowercase(key)] = {std::move(*text), file_origin(key_path)};
   }
 }
 
@@ -86,7 +86,7 @@ void read_file_destinations(const json& all, raw_config& raw, std::vector<std::s
         problems.push_back(file_origin(path) + ": must be an object of settings");
         continue;
       }
-      read_file_destination(settings, path, destination_entry(raw, lower(provider), lower(name), file_origin(path)),
+      read_file_destination(settings, path, destination_entry(raw, ascii_lowercase(provider), ascii_lowercase(name), file_origin(path)),
                             problems);
     }
   }
@@ -128,7 +128,7 @@ void read_file_global(const std::string& key, const json& value, raw_config& raw
   if (!is_global_name(name)) {
     std::vector<std::string> file_keys;
     for (const auto& setting : global_settings()) file_keys.push_back(file_key(setting.name));
-    problems.push_back(file_origin(key) + ": unknown setting" + suggestion(lower(key), file_keys));
+    problems.push_back(file_origin(key) + ": unknown setting" + suggestion(ascii_lowercase(key), file_keys));
     return;
   }
   if (value.is_null()) return;
@@ -152,13 +152,13 @@ void read_env_destination(const std::string& var, const std::string& value, raw_
                        "OUTBOX_DEST__<PROVIDER>__<DESTINATION>__HEADER__<NAME>");
     return;
   }
-  raw_destination& dest = destination_entry(raw, lower(parts[0]), lower(parts[1]), var);
+  raw_destination& dest = destination_entry(raw, ascii_lowercase(parts[0]), ascii_lowercase(parts[1]), var);
   if (is_header) {
-    std::string header = lower(parts[3]);
+    std::string header = ascii_lowercase(parts[3]);
     std::replace(header.begin(), header.end(), '_', '-');  // variable names cannot contain '-'
     dest.headers[header] = {value, var};
   } else {
-    dest.settings[lower(parts[2])] = {value, var};
+    dest.settings[ascii_lowercase(parts[2])] = {value, var};
   }
 }
 
@@ -168,7 +168,7 @@ void read_file(const std::string& path, raw_config& raw, std::vector<std::string
   const auto doc = parse_file(path, problems);
   if (!doc) return;
   for (const auto& [key, value] : doc->items()) {
-    if (lower(key) == "destinations") {
+    if (ascii_lowercase(key) == "destinations") {
       read_file_destinations(value, raw, problems);
     } else {
       read_file_global(key, value, raw, problems);

@@ -1,13 +1,5 @@
 #include "dispatcher/engine/destinations.hpp"
 
-#include <stdexcept>
-
-#include "providers/google/google_ads_provider.hpp"
-#include "providers/google/google_data_manager_provider.hpp"
-#include "providers/meta/meta_provider.hpp"
-#include "providers/tiktok/tiktok_provider.hpp"
-#include "providers/webhook/webhook_provider.hpp"
-
 namespace outbox {
 namespace {
 
@@ -29,28 +21,6 @@ destination::destination(boost::asio::any_io_executor ex, const destination_conf
       bucket(cfg.rate_per_second, cfg.burst, token_bucket::clock::now()) {
   if (const auto* oauth = provider->oauth()) tokens.emplace(ex, *oauth);
   if (cfg.paused) gate.configure_paused();
-}
-
-std::unique_ptr<providers::provider> make_provider(const destination_config& cfg) {
-  if (cfg.provider == "webhook") {
-    return std::make_unique<providers::webhook_provider>(
-        providers::make_webhook_destination(cfg.settings, cfg.extra_headers));
-  }
-  if (cfg.provider == "meta") {
-    return std::make_unique<providers::meta_provider>(providers::make_meta_destination(cfg.settings));
-  }
-  if (cfg.provider == "tiktok") {
-    return std::make_unique<providers::tiktok_provider>(providers::make_tiktok_destination(cfg.settings));
-  }
-  if (cfg.provider == "google_ads") {
-    return std::make_unique<providers::google_ads_provider>(
-        providers::make_google_ads_destination(cfg.settings, cfg.extra_headers));
-  }
-  if (cfg.provider == "google_data_manager") {
-    return std::make_unique<providers::google_data_manager_provider>(
-        providers::make_google_data_manager_destination(cfg.settings, cfg.extra_headers));
-  }
-  throw std::invalid_argument("unknown provider kind '" + cfg.provider + "'");
 }
 
 destination_registry::destination_registry(boost::asio::any_io_executor ex, const config& cfg) {

@@ -35,10 +35,6 @@ struct destination {
   [[nodiscard]] std::string key() const { return provider_kind + "/" + name; }
 };
 
-// Builds the provider for one destination; throws std::invalid_argument for an
-// unknown kind (configuration validation normally rejects it first).
-[[nodiscard]] std::unique_ptr<providers::provider> make_provider(const destination_config& cfg);
-
 class destination_registry {
  public:
   destination_registry(boost::asio::any_io_executor ex, const config& cfg);

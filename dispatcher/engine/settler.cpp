@@ -17,20 +17,6 @@ constexpr std::size_t max_batch = 1000;
 constexpr std::size_t flush_at_once = 64;  // outcomes that end the settle window early
 constexpr auto reconnect_delay = 1s;  // only when the connect itself failed
 
-std::string_view state_name(db::settle_state s) {
-  switch (s) {
-    case db::settle_state::sent:
-      return "sent";
-    case db::settle_state::dead:
-      return "dead";
-    case db::settle_state::held:
-      return "held";
-    case db::settle_state::pending:
-      break;
-  }
-  return "pending";
-}
-
 // What is left of an outcome when its own texts cannot be stored: ASCII only.
 db::settlement plain(db::settlement s, const std::string& why) {
   std::string error = "the outcome's text could not be stored (" + why + ")";
@@ -208,7 +194,7 @@ void settler::record(const db::settlement& s) {
                                                               : log_level::info;
   ctx_.log.log(level, "row settled", [&] {
     nlohmann::json f{{"row_id", s.id},      {"provider", row->provider}, {"destination", row->destination},
-                     {"state", state_name(s.state)}, {"outcome", s.outcome}, {"attempt", s.attempt}};
+                     {"state", db::to_string(s.state)}, {"outcome", s.outcome}, {"attempt", s.attempt}};
     if (s.http_status) f["http_status"] = *s.http_status;
     if (!s.error.empty()) f["error"] = s.error;
     if (s.state == db::settle_state::pending) f["retry_in_ms"] = s.retry_delay.count();

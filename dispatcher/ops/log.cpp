@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "providers/text.hpp"
+
 namespace outbox {
 namespace {
 
@@ -14,12 +16,10 @@ using nlohmann::json;
 
 constexpr std::string_view masked = "***";
 
-char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
 std::string normalized_key(std::string_view key) {
   std::string out;
   out.reserve(key.size());
-  for (const char c : key) out.push_back(c == '-' ? '_' : ascii_lower(c));
+  for (const char c : key) out.push_back(c == '-' ? '_' : providers::ascii_lower(c));
   return out;
 }
 

@@ -201,7 +201,7 @@ std::vector<std::pair<std::string, std::string>> validate_google_ads_settings(
                  {"customer_id", "the Google Ads account that owns the conversion action, 10 digits, dashes allowed",
                   "login_customer_id"},
                  problems);
-  if (const auto v = google_detail::trim(setting(settings, "api_version")); !v.empty()) {
+  if (const auto v = trim_blanks(setting(settings, "api_version")); !v.empty()) {
     if (v.size() < 2 || v.front() != 'v' || !is_digits(v.substr(1)) || v.size() > 4) {
       problems.emplace_back("api_version", "must look like v26 (got \"" + one_line_excerpt(v, 40) + "\")");
     }
@@ -222,17 +222,17 @@ google_ads_destination make_google_ads_destination(const std::map<std::string, s
   }
   google_ads_destination d;
   if (const auto url = setting(settings, "base_url"); !url.empty()) d.base_url = *base_url(url);
-  if (const auto v = google_detail::trim(setting(settings, "api_version")); !v.empty()) d.api_version = std::string{v};
+  if (const auto v = trim_blanks(setting(settings, "api_version")); !v.empty()) d.api_version = std::string{v};
   d.customer_id = *customer_id(setting(settings, "customer_id"));
-  d.conversion_action_id = std::string{google_detail::trim(setting(settings, "conversion_action_id"))};
-  if (const auto login = setting(settings, "login_customer_id"); !google_detail::trim(login).empty()) {
+  d.conversion_action_id = std::string{trim_blanks(setting(settings, "conversion_action_id"))};
+  if (const auto login = setting(settings, "login_customer_id"); !trim_blanks(login).empty()) {
     d.login_customer_id = *customer_id(login);
   }
   d.developer_token = std::string{setting(settings, "developer_token")};
   d.oauth = oauth_from(settings);
-  if (const auto v = setting(settings, "validate_only"); !v.empty()) d.validate_only = *parse_bool(v);
-  if (const auto v = google_detail::trim(setting(settings, "batch_size")); !v.empty()) d.batch_size = std::stoul(std::string{v});
-  auto code = google_detail::trim(setting(settings, "default_phone_country_code"));
+  if (const auto v = setting(settings, "validate_only"); !v.empty()) d.validate_only = *parse_bool(trim_blanks(v));
+  if (const auto v = trim_blanks(setting(settings, "batch_size")); !v.empty()) d.batch_size = std::stoul(std::string{v});
+  auto code = trim_blanks(setting(settings, "default_phone_country_code"));
   if (!code.empty() && code.front() == '+') code.remove_prefix(1);
   d.default_phone_country_code = std::string{code};
   d.extra_headers = std::move(extra_headers);

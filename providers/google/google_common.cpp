@@ -99,7 +99,7 @@ bool google_status::has_code(std::string_view c) const {
 }
 
 std::optional<seconds> parse_google_duration(std::string_view text) {
-  text = google_detail::trim(text);
+  text = trim_blanks(text);
   if (text.size() < 2 || text.back() != 's') return std::nullopt;
   text.remove_suffix(1);
   const std::size_t dot = text.find('.');

@@ -19,7 +19,7 @@ bool is_digits(std::string_view text) {
 
 std::optional<std::string> customer_id(std::string_view text) {
   std::string digits;
-  for (const char c : google_detail::trim(text)) {
+  for (const char c : trim_blanks(text)) {
     if (c == '-') continue;
     if (c < '0' || c > '9') return std::nullopt;
     digits += c;
@@ -28,19 +28,8 @@ std::optional<std::string> customer_id(std::string_view text) {
   return digits;
 }
 
-std::optional<bool> parse_bool(std::string_view text) {
-  const std::string_view v = google_detail::trim(text);
-  for (const std::string_view t : {"true", "1", "yes", "on"}) {
-    if (iequals(v, t)) return true;
-  }
-  for (const std::string_view f : {"false", "0", "no", "off"}) {
-    if (iequals(v, f)) return false;
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> base_url(std::string_view text) {
-  std::string_view url = google_detail::trim(text);
+  std::string_view url = trim_blanks(text);
   std::size_t scheme = 0;
   if (url.size() >= 8 && iequals(url.substr(0, 8), "https://")) {
     scheme = 8;
@@ -62,20 +51,20 @@ std::optional<std::string> base_url(std::string_view text) {
 
 void check_accounts(const settings_map& settings, const account_keys& keys, problem_list& problems) {
   const auto account = setting(settings, keys.account);
-  if (google_detail::trim(account).empty()) {
+  if (trim_blanks(account).empty()) {
     problems.emplace_back(keys.account, std::string{"is required ("} + keys.account_help + ")");
   } else if (!customer_id(account)) {
     problems.emplace_back(keys.account, "must be a 10-digit Google Ads customer id such as 123-456-7890 (got \"" +
                                             one_line_excerpt(account, 40) + "\")");
   }
-  const auto action = google_detail::trim(setting(settings, "conversion_action_id"));
+  const auto action = trim_blanks(setting(settings, "conversion_action_id"));
   if (action.empty()) {
     problems.emplace_back("conversion_action_id", "is required (the id of an UPLOAD_CLICKS conversion action)");
   } else if (!is_digits(action) || action.size() > 20) {
     problems.emplace_back("conversion_action_id",
                           "must be the numeric conversion action id (got \"" + one_line_excerpt(action, 40) + "\")");
   }
-  if (const auto login = setting(settings, keys.login); !google_detail::trim(login).empty() && !customer_id(login)) {
+  if (const auto login = setting(settings, keys.login); !trim_blanks(login).empty() && !customer_id(login)) {
     problems.emplace_back(keys.login, "must be a 10-digit manager account id such as 123-456-7890 (got \"" +
                                           one_line_excerpt(login, 40) + "\")");
   }
@@ -91,15 +80,15 @@ void check_common(const settings_map& settings, std::size_t max_batch, problem_l
       {"refresh_token", "is required (a refresh token the Google user granted that client, with offline access)"},
   }};
   for (const auto& [key, message] : oauth_keys) {
-    if (google_detail::trim(setting(settings, key)).empty()) problems.emplace_back(std::string{key}, std::string{message});
+    if (trim_blanks(setting(settings, key)).empty()) problems.emplace_back(std::string{key}, std::string{message});
   }
   if (const auto url = setting(settings, "token_url"); !url.empty() && !base_url(url)) {
     problems.emplace_back("token_url", "must be an https:// (or http://) URL with a host");
   }
-  if (const auto v = setting(settings, "validate_only"); !v.empty() && !parse_bool(v)) {
+  if (const auto v = setting(settings, "validate_only"); !v.empty() && !parse_bool(trim_blanks(v))) {
     problems.emplace_back("validate_only", "must be true or false (got \"" + one_line_excerpt(v, 40) + "\")");
   }
-  if (const auto v = google_detail::trim(setting(settings, "batch_size")); !v.empty()) {
+  if (const auto v = trim_blanks(setting(settings, "batch_size")); !v.empty()) {
     const bool ok = is_digits(v) && v.size() <= 6 && std::stoul(std::string{v}) >= 1 &&
                     std::stoul(std::string{v}) <= max_batch;
     if (!ok) {
@@ -107,7 +96,7 @@ void check_common(const settings_map& settings, std::size_t max_batch, problem_l
                                               " (got \"" + one_line_excerpt(v, 40) + "\")");
     }
   }
-  if (auto v = google_detail::trim(setting(settings, "default_phone_country_code")); !v.empty()) {
+  if (auto v = trim_blanks(setting(settings, "default_phone_country_code")); !v.empty()) {
     if (v.front() == '+') v.remove_prefix(1);
     if (!is_digits(v) || v.size() > 3 || v.front() == '0') {
       problems.emplace_back("default_phone_country_code",
@@ -122,7 +111,7 @@ oauth_settings oauth_from(const settings_map& settings) {
   if (const auto url = setting(settings, "token_url"); !url.empty()) {
     if (const auto u = base_url(url)) o.token_url = *u;
   }
-  o.client_id = std::string{google_detail::trim(setting(settings, "client_id"))};
+  o.client_id = std::string{trim_blanks(setting(settings, "client_id"))};
   o.client_secret = std::string{setting(settings, "client_secret")};
   o.refresh_token = std::string{setting(settings, "refresh_token")};
   return o;

@@ -19,7 +19,6 @@ using problem_list = std::vector<std::pair<std::string, std::string>>;
 // "123-456-7890" -> "1234567890"; nullopt unless 10 digits once dashes are gone.
 [[nodiscard]] std::optional<std::string> customer_id(std::string_view text);
 [[nodiscard]] bool is_digits(std::string_view text);
-[[nodiscard]] std::optional<bool> parse_bool(std::string_view text);  // true/false/1/0/yes/no/on/off
 // https:// or http:// with a host; a trailing '/' is dropped. nullopt when unusable.
 [[nodiscard]] std::optional<std::string> base_url(std::string_view text);
 // The account that owns the conversion action (required), conversion_action_id,

@@ -1,5 +1,5 @@
 #include "providers/http/http_outcome.hpp"
-#include "providers/ascii.hpp"
+#include "providers/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,11 +11,6 @@ namespace {
 using std::chrono::seconds;
 using std::chrono::system_clock;
 
-std::string_view trim_blanks(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 
 // Reads exactly s.size() digits; nullopt if any is not a digit.

@@ -3,10 +3,6 @@
 #include <algorithm>
 
 namespace outbox::providers {
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
-}
 
 std::optional<std::string> http_response::header(std::string_view name) const {
   // Names are stored lower-cased, but compare case-insensitively anyway so a

@@ -8,13 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "providers/text.hpp"
+
 namespace outbox::providers {
 
 using header_list = std::vector<std::pair<std::string, std::string>>;
 
-// ASCII case folding, for header names, URL schemes and setting words.
-[[nodiscard]] constexpr char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-[[nodiscard]] bool iequals(std::string_view a, std::string_view b);
 
 struct http_request {
   std::string method = "POST";

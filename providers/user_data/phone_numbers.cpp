@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "providers/user_data/unicode_text.hpp"
-#include "providers/ascii.hpp"
+#include "providers/text.hpp"
 
 namespace outbox::providers::phone {
 namespace {

@@ -7,7 +7,7 @@
 #include "providers/user_data/iso3166.hpp"
 #include "providers/user_data/phone_numbers.hpp"
 #include "providers/user_data/unicode_text.hpp"
-#include "providers/ascii.hpp"
+#include "providers/text.hpp"
 
 namespace outbox::providers {
 namespace {

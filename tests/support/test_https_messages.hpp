@@ -2,7 +2,6 @@
 // Message helpers of test_https_server: what it records of a request, the
 // response a plan asks for, and a connection that answers nothing.
 
-#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -11,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http.hpp>
 
+#include "providers/text.hpp"
 #include "tests/support/test_https_server.hpp"
 
 namespace outbox::test::detail {
@@ -18,19 +18,11 @@ namespace outbox::test::detail {
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-[[nodiscard]] inline char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-[[nodiscard]] inline std::string lowered(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), ascii_lower);
-  return out;
-}
-
 [[nodiscard]] inline recorded_request to_record(http::request<http::string_body>&& msg, std::size_t connection) {
   recorded_request r;
   r.method = std::string(msg.method_string());
   r.target = std::string(msg.target());
-  for (const auto& field : msg) r.headers.emplace_back(lowered(field.name_string()), std::string(field.value()));
+  for (const auto& field : msg) r.headers.emplace_back(providers::ascii_lowercase(field.name_string()), std::string(field.value()));
   r.body = std::move(msg.body());
   r.arrived_at = std::chrono::steady_clock::now();
   r.connection = connection;

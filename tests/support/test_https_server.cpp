@@ -40,7 +40,6 @@ using clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 using detail::async_hang;
-using detail::lowered;
 using detail::make_response;
 using detail::to_record;
 
@@ -326,7 +325,7 @@ asio::awaitable<bool> async_wait_requests(std::shared_ptr<server_state> st, std:
 // ---------------------------------------------------------------------------
 
 std::optional<std::string> recorded_request::header(std::string_view name) const {
-  const std::string wanted = lowered(name);
+  const std::string wanted = providers::ascii_lowercase(name);
   for (const auto& [key, value] : headers) {
     if (key == wanted) return value;
   }
