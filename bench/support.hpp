@@ -26,7 +26,7 @@ struct options {
   std::string command;
   std::string dispatcher;  // path of the `dispatcher` executable
   std::string pgbench;     // path of pgbench
-  std::string log_dir;     // dispatcher/pgbench output goes here
+  std::string log_dir;     // the dispatcher's and pgbench's output go here
   std::string json_out;    // write all results as JSON here when set
 
   // throughput

@@ -29,7 +29,6 @@ jobs=${OUTBOX_TEST_JOBS:-$(nproc)}
 
 started=$(date +%s)
 scripts/check_sizes.sh  # no source file over 500 lines, no function over 60
-scripts/check_layers.py  # which folder may include which; SQL only in db/
 scripts/setup.sh
 phase() { echo "test.sh: $1 at $(( $(date +%s) - started )) s"; }
 # Fails the run when a build's log has a compiler warning, printing the log if asked.

@@ -292,7 +292,7 @@ bool parse_globals(const raw_config& raw, config& cfg, std::vector<std::string>&
 
 void check_lease_budget(const raw_config& raw, const config& cfg, std::vector<std::string>& problems) {
   const auto oauth = first_oauth_destination(cfg);
-  // The engine gives the TLS handshake the connect budget again (dispatcher/engine/engine.cpp).
+  // The engine gives the TLS handshake the connect budget again (dispatcher/engine/http_options.hpp).
   const auto worst = worst_case_attempt(cfg.connect_timeout, cfg.connect_timeout, cfg.request_timeout, oauth.has_value());
   const auto minimum = minimum_lease(worst, lease_margin);
   if (cfg.lease >= minimum) return;

@@ -4,12 +4,14 @@
 // for the events validate() accepts, alone and in a batch of three (the same
 // payload under a second key, then the first key again).
 //
-// What counts as a finding, mirroring what dispatcher/engine/engine.cpp catches:
-//  - validate() runs in the claim loop without a try: any exception escaping it
-//    would end the loop, so here it escapes too and libFuzzer reports it;
-//  - build_request() runs under `catch (const std::exception&)` (the batch goes
-//    dead), so std::exception is tolerated; set OUTBOX_FUZZ_STRICT=1 to report
-//    it as well (validate() passed, so the row should have been sendable);
+// What counts as a finding, given what the sender catches:
+//  - prepare() (validate() here) reports a bad event as a value; the sender
+//    (dispatcher/engine/sender.cpp, `prepare`) turns an exception from it into
+//    a dead row as a last resort, so here any exception escapes to libFuzzer;
+//  - build_request() runs under `catch (const std::exception&)` in
+//    dispatcher/engine/sender_exchange.cpp (the batch goes dead), so
+//    std::exception is tolerated; set OUTBOX_FUZZ_STRICT=1 to report it as well
+//    (validate() passed, so the row should have been sendable);
 //  - any crash, sanitizer report, or a body that is not the JSON it claims to be.
 #include <chrono>
 #include <cstdint>
@@ -131,7 +133,7 @@ void build(const provider& p, std::span<const outbound_event> events) {
 void exercise(const provider& p, const std::string& event_name, const nlohmann::json& payload,
               std::string_view text) {
   const auto first = make_event(payload, text, "7b0c1d2e-key-1", event_name);
-  // validate() exceptions are not caught: they escape to libFuzzer, as they would end the claim loop.
+  // validate() exceptions are not caught: a provider reports a bad event as a value, never by throwing.
   if (p.validate(first, now)) return;  // the row goes dead with that text; no request
   build(p, std::span(&first, 1));
   if (p.max_batch_size() < 2) return;
