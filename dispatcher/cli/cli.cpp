@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
@@ -140,6 +141,32 @@ std::string outdated_schema_line(const db::migration_status& s, std::string_view
          s.pending.front() + "): run `dispatcher migrate`";
 }
 
+// with_database's coroutine. Arguments by value: the frame owns all it reads.
+boost::asio::awaitable<int> async_with_database(boost::asio::any_io_executor ex, std::string conninfo,
+                                                session_options options,
+                                                std::function<boost::asio::awaitable<int>(db::connection&)> work) {
+  using namespace std::chrono_literals;
+  db::connect_options connect;
+  connect.application_name = "outbox-dispatcher " + std::string(current_command);
+  auto conn = co_await db::connection::async_connect(std::move(ex), std::move(conninfo), 10s, connect);
+  std::optional<db::error> failure;
+  db::migration_status schema;
+  try {
+    if (options.lock_timeout.count() > 0) co_await db::async_set_lock_timeout(conn, options.lock_timeout);
+    if (options.check_schema) schema = co_await db::async_migration_status(conn, db::embedded_migrations());
+    if (schema.pending.empty()) co_return co_await work(conn);
+  } catch (const db::error& e) {
+    failure = e;  // no co_await inside a handler
+  }
+  // Which database it was: a missing schema often means the wrong database.
+  std::string where;
+  if (conn.is_open()) {
+    if (auto label = co_await db::async_try(db::async_database_label(conn))) where = std::move(*label);
+  }
+  if (failure) throw cli_failure(failure_line(*failure, where));
+  throw cli_failure(outdated_schema_line(schema, where));
+}
+
 }  // namespace
 
 std::string failure_line(const db::error& e, std::string_view database) {
@@ -184,29 +211,8 @@ int with_database(const std::string& conninfo, std::function<boost::asio::awaita
 int with_database(const std::string& conninfo, session_options options,
                   std::function<boost::asio::awaitable<int>(db::connection&)> work) {
   boost::asio::io_context io;
-  auto run = [&]() -> boost::asio::awaitable<int> {
-    using namespace std::chrono_literals;
-    db::connect_options connect;
-    connect.application_name = "outbox-dispatcher " + std::string(current_command);
-    auto conn = co_await db::connection::async_connect(io.get_executor(), conninfo, 10s, connect);
-    std::optional<db::error> failure;
-    db::migration_status schema;
-    try {
-      if (options.lock_timeout.count() > 0) co_await db::async_set_lock_timeout(conn, options.lock_timeout);
-      if (options.check_schema) schema = co_await db::async_migration_status(conn, db::embedded_migrations());
-      if (schema.pending.empty()) co_return co_await work(conn);
-    } catch (const db::error& e) {
-      failure = e;  // no co_await inside a handler
-    }
-    // Which database it was: a missing schema often means the wrong database.
-    std::string where;
-    if (conn.is_open()) {
-      if (auto label = co_await db::async_try(db::async_database_label(conn))) where = std::move(*label);
-    }
-    if (failure) throw cli_failure(failure_line(*failure, where));
-    throw cli_failure(outdated_schema_line(schema, where));
-  };
-  auto fut = boost::asio::co_spawn(io, run(), boost::asio::use_future);
+  auto fut = boost::asio::co_spawn(
+      io, async_with_database(io.get_executor(), conninfo, options, std::move(work)), boost::asio::use_future);
   io.run();
   return fut.get();
 }

@@ -191,26 +191,31 @@ void print_progress(const db::ledger_import_progress& p) {
 }
 
 // Imports and prints the summary; a table or column that is missing or unusable is a usage error.
+boost::asio::awaitable<int> async_import_ledgers_and_report(db::connection& conn, db::ledger_import_request req,
+                                                            bool json) {
+  db::ledger_import_summary summary;
+  std::string problem;
+  try {
+    summary = co_await db::async_import_ledgers(conn, req);
+  } catch (const db::ledger_import_error& e) {
+    problem = e.what();
+  }
+  if (!problem.empty()) {
+    std::istringstream lines(problem);
+    for (std::string line; std::getline(lines, line);) std::cerr << command << ": " << line << "\n";
+    co_return exit_usage;
+  }
+  if (json) {
+    std::cout << to_json(summary).dump(2) << "\n";
+  } else {
+    print_text(summary);
+  }
+  co_return exit_ok;
+}
+
 int run_import(const db::ledger_import_request& req, bool json) {
-  return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    db::ledger_import_summary summary;
-    std::string problem;
-    try {
-      summary = co_await db::async_import_ledgers(conn, req);
-    } catch (const db::ledger_import_error& e) {
-      problem = e.what();
-    }
-    if (!problem.empty()) {
-      std::istringstream lines(problem);
-      for (std::string line; std::getline(lines, line);) std::cerr << command << ": " << line << "\n";
-      co_return exit_usage;
-    }
-    if (json) {
-      std::cout << to_json(summary).dump(2) << "\n";
-    } else {
-      print_text(summary);
-    }
-    co_return exit_ok;
+  return with_database(database_conninfo(), [req, json](db::connection& conn) {
+    return async_import_ledgers_and_report(conn, req, json);
   });
 }
 

@@ -172,25 +172,28 @@ boost::asio::awaitable<int> async_inspect_lookup(db::connection& conn, const ins
   co_return exit_ok;
 }
 
+boost::asio::awaitable<int> async_inspect_and_print(db::connection& conn, inspect_args a) {
+  if (!a.id) co_return co_await async_inspect_lookup(conn, a);
+  const auto doc = co_await db::async_inspect(conn, *a.id);
+  if (doc.is_null()) {
+    std::cerr << "dispatcher inspect: no row with id " << *a.id << "\n";
+    co_return exit_failure;
+  }
+  if (a.json) {
+    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    co_return exit_ok;
+  }
+  print_row(doc);
+  co_return exit_ok;
+}
+
 }  // namespace
 
 int inspect_command(std::span<const std::string> args) {
   inspect_args a;
   if (const auto done = read_args(args, a)) return *done;
-  return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    if (!a.id) co_return co_await async_inspect_lookup(conn, a);
-    const auto doc = co_await db::async_inspect(conn, *a.id);
-    if (doc.is_null()) {
-      std::cerr << "dispatcher inspect: no row with id " << *a.id << "\n";
-      co_return exit_failure;
-    }
-    if (a.json) {
-      std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-      co_return exit_ok;
-    }
-    print_row(doc);
-    co_return exit_ok;
-  });
+  return with_database(database_conninfo(),
+                       [a = std::move(a)](db::connection& conn) { return async_inspect_and_print(conn, a); });
 }
 
 }  // namespace outbox::cli

@@ -42,6 +42,16 @@ int print_status(const db::migration_status& s) {
   return exit_ok;
 }
 
+boost::asio::awaitable<int> async_migrate_or_report(db::connection& conn, bool status_only) {
+  const auto& all = db::embedded_migrations();
+  if (status_only) co_return print_status(co_await db::async_migration_status(conn, all));
+  const auto report = co_await db::async_migrate(conn, all);
+  for (const auto& name : report.applied) std::cout << "applied " << name << "\n";
+  std::cout << "schema up to date: " << report.applied.size() << " applied now, " << report.already_applied.size()
+            << " already applied\n";
+  co_return exit_ok;
+}
+
 }  // namespace
 
 int migrate_command(std::span<const std::string> args) {
@@ -60,15 +70,7 @@ int migrate_command(std::span<const std::string> args) {
   }
   // No lock_timeout: a migration waits for its locks (its statements' own limit is 60 s).
   return with_database(database_conninfo(), session_options{.lock_timeout = {}, .check_schema = false},
-                       [&](db::connection& conn) -> boost::asio::awaitable<int> {
-                         const auto& all = db::embedded_migrations();
-                         if (status_only) co_return print_status(co_await db::async_migration_status(conn, all));
-                         const auto report = co_await db::async_migrate(conn, all);
-                         for (const auto& name : report.applied) std::cout << "applied " << name << "\n";
-                         std::cout << "schema up to date: " << report.applied.size() << " applied now, "
-                                   << report.already_applied.size() << " already applied\n";
-                         co_return exit_ok;
-                       });
+                       [status_only](db::connection& conn) { return async_migrate_or_report(conn, status_only); });
 }
 
 }  // namespace outbox::cli

@@ -47,6 +47,47 @@ boost::asio::awaitable<std::optional<std::string>> name_problem(db::connection& 
   co_return std::nullopt;
 }
 
+// Lists the pauses (--list), or pauses names[0]/names[1]: provider and destination.
+boost::asio::awaitable<int> async_pause_or_list(db::connection& conn, std::vector<std::string> names,
+                                                std::string reason, bool list, bool force) {
+  if (list) {
+    const auto pauses = co_await db::async_list_pauses(conn);
+    for (const auto& p : pauses) {
+      // Reasons and names are operator text from the database: escaped for the terminal.
+      std::cout << terminal_text(p.provider) << "/" << terminal_text(p.destination) << "  since "
+                << terminal_text(p.paused_at) << "  by " << terminal_text(p.paused_by) << ": "
+                << terminal_text(p.reason) << "\n";
+    }
+    if (pauses.empty()) std::cout << "no destination is paused\n";
+    co_return exit_ok;
+  }
+  if (!force) {
+    const auto problem = co_await name_problem(conn, names[0], names[1]);
+    if (problem) {
+      std::cerr << "dispatcher pause: " << *problem << "\n";
+      co_return exit_usage;
+    }
+  }
+  const bool fresh = co_await db::async_pause(conn, names[0], names[1], reason, operator_name());
+  co_await db::async_signal_pauses(conn);
+  std::cout << terminal_text(names[0]) << "/" << terminal_text(names[1])
+            << (fresh ? " paused" : " was already paused (reason updated)") << "\n";
+  co_return exit_ok;
+}
+
+boost::asio::awaitable<int> async_resume_destination(db::connection& conn, std::string provider,
+                                                     std::string destination) {
+  const bool resumed = co_await db::async_resume(conn, provider, destination);
+  const auto automatic = co_await db::async_request_resume(conn, provider, destination, operator_name());
+  const std::string name = terminal_text(provider) + "/" + terminal_text(destination);
+  if (resumed) std::cout << name << " resumed (on-call pause lifted)\n";
+  if (automatic > 0) {
+    std::cout << name << ": automatic pause lifted on " << automatic << " dispatcher(s) (retry now)\n";
+  }
+  if (!resumed && automatic == 0) std::cout << name << " was not paused\n";
+  co_return resumed || automatic > 0 ? exit_ok : exit_failure;
+}
+
 }  // namespace
 
 int pause_command(std::span<const std::string> args) {
@@ -77,31 +118,10 @@ int pause_command(std::span<const std::string> args) {
     std::cerr << pause_help;
     return exit_usage;
   }
-  return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    if (list) {
-      const auto pauses = co_await db::async_list_pauses(conn);
-      for (const auto& p : pauses) {
-        // Reasons and names are operator text from the database: escaped for the terminal.
-        std::cout << terminal_text(p.provider) << "/" << terminal_text(p.destination) << "  since "
-                  << terminal_text(p.paused_at) << "  by " << terminal_text(p.paused_by) << ": "
-                  << terminal_text(p.reason) << "\n";
-      }
-      if (pauses.empty()) std::cout << "no destination is paused\n";
-      co_return exit_ok;
-    }
-    if (!force) {
-      const auto problem = co_await name_problem(conn, names[0], names[1]);
-      if (problem) {
-        std::cerr << "dispatcher pause: " << *problem << "\n";
-        co_return exit_usage;
-      }
-    }
-    const bool fresh = co_await db::async_pause(conn, names[0], names[1], reason, operator_name());
-    co_await db::async_signal_pauses(conn);
-    std::cout << terminal_text(names[0]) << "/" << terminal_text(names[1])
-              << (fresh ? " paused" : " was already paused (reason updated)") << "\n";
-    co_return exit_ok;
-  });
+  return with_database(database_conninfo(),
+                       [names = std::move(names), reason = std::move(reason), list, force](db::connection& conn) {
+                         return async_pause_or_list(conn, names, reason, list, force);
+                       });
 }
 
 int resume_command(std::span<const std::string> args) {
@@ -122,16 +142,8 @@ int resume_command(std::span<const std::string> args) {
     std::cerr << resume_help;
     return exit_usage;
   }
-  return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    const bool resumed = co_await db::async_resume(conn, names[0], names[1]);
-    const auto automatic = co_await db::async_request_resume(conn, names[0], names[1], operator_name());
-    const std::string name = terminal_text(names[0]) + "/" + terminal_text(names[1]);
-    if (resumed) std::cout << name << " resumed (on-call pause lifted)\n";
-    if (automatic > 0) {
-      std::cout << name << ": automatic pause lifted on " << automatic << " dispatcher(s) (retry now)\n";
-    }
-    if (!resumed && automatic == 0) std::cout << name << " was not paused\n";
-    co_return resumed || automatic > 0 ? exit_ok : exit_failure;
+  return with_database(database_conninfo(), [names = std::move(names)](db::connection& conn) {
+    return async_resume_destination(conn, names[0], names[1]);
   });
 }
 

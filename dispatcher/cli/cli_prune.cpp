@@ -75,6 +75,23 @@ bool read_option(arg_reader& r, prune_args& a) {
   return true;
 }
 
+boost::asio::awaitable<int> async_prune_rows(db::connection& conn, prune_args a) {
+  const bool dry = a.req.dry_run;
+  const char* dry_note = dry ? " (dry run: nothing changed)" : "";
+  if (a.rows_older_than) {
+    a.req.older_than = *a.rows_older_than;
+    const auto n = co_await db::async_prune(conn, a.req);
+    const char* state = a.req.state == db::prune_state::sent ? "sent" : "dead";
+    std::cout << (dry ? "would prune " : (a.req.archive ? "archived and pruned " : "pruned ")) << n << " " << state
+              << " row(s)" << dry_note << "\n";
+  }
+  if (a.archive_older_than) {
+    const auto n = co_await db::async_prune_archive(conn, *a.archive_older_than, dry);
+    std::cout << (dry ? "would delete " : "deleted ") << n << " archived row(s)" << dry_note << "\n";
+  }
+  co_return exit_ok;
+}
+
 }  // namespace
 
 int prune_command(std::span<const std::string> args) {
@@ -91,22 +108,7 @@ int prune_command(std::span<const std::string> args) {
     std::cerr << "dispatcher prune: --older-than (or --archive-older-than) is required\n" << prune_help;
     return exit_usage;
   }
-  return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    const bool dry = a.req.dry_run;
-    const char* dry_note = dry ? " (dry run: nothing changed)" : "";
-    if (a.rows_older_than) {
-      a.req.older_than = *a.rows_older_than;
-      const auto n = co_await db::async_prune(conn, a.req);
-      const char* state = a.req.state == db::prune_state::sent ? "sent" : "dead";
-      std::cout << (dry ? "would prune " : (a.req.archive ? "archived and pruned " : "pruned ")) << n << " " << state
-                << " row(s)" << dry_note << "\n";
-    }
-    if (a.archive_older_than) {
-      const auto n = co_await db::async_prune_archive(conn, *a.archive_older_than, dry);
-      std::cout << (dry ? "would delete " : "deleted ") << n << " archived row(s)" << dry_note << "\n";
-    }
-    co_return exit_ok;
-  });
+  return with_database(database_conninfo(), [a](db::connection& conn) { return async_prune_rows(conn, a); });
 }
 
 }  // namespace outbox::cli

@@ -26,6 +26,13 @@ options:
   --operator NAME        who is requeueing, for the attempts log (else OUTBOX_OPERATOR, else $USER)
 )";
 
+boost::asio::awaitable<int> async_requeue_rows(db::connection& conn, row_filter_args a) {
+  if (!co_await async_resolve_times(conn, a, "requeue")) co_return exit_usage;
+  const auto rows = co_await db::async_requeue(conn, a.filter, operator_name());
+  print_changed_rows(rows, a.json, a.filter.dry_run, "requeued", "requeue");
+  co_return exit_ok;
+}
+
 }  // namespace
 
 int requeue_command(std::span<const std::string> args) {
@@ -52,12 +59,8 @@ int requeue_command(std::span<const std::string> args) {
     std::cerr << "dispatcher requeue: give at least one filter (or --all)\n" << requeue_help;
     return exit_usage;
   }
-  return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    if (!co_await async_resolve_times(conn, a, "requeue")) co_return exit_usage;
-    const auto rows = co_await db::async_requeue(conn, a.filter, operator_name());
-    print_changed_rows(rows, a.json, a.filter.dry_run, "requeued", "requeue");
-    co_return exit_ok;
-  });
+  return with_database(database_conninfo(),
+                       [a = std::move(a)](db::connection& conn) { return async_requeue_rows(conn, a); });
 }
 
 }  // namespace outbox::cli

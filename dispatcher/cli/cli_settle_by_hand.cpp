@@ -37,6 +37,15 @@ void report_untouched_ids(const row_filter_args& a, const std::vector<db::change
                "or no such row): see `dispatcher inspect`\n";
 }
 
+boost::asio::awaitable<int> async_settle_rows_by_hand(db::connection& conn, settle_by_hand_command c,
+                                                      row_filter_args a, std::string reason) {
+  if (!co_await async_resolve_times(conn, a, c.name)) co_return exit_usage;
+  const auto rows = co_await db::async_settle_by_hand(conn, a.filter, c.how, operator_name(), reason);
+  print_changed_rows(rows, a.json, a.filter.dry_run, c.done, c.would);
+  report_untouched_ids(a, rows, c.name);
+  co_return exit_ok;
+}
+
 }  // namespace
 
 int run_settle_by_hand(const settle_by_hand_command& c, std::span<const std::string> args) {
@@ -70,13 +79,10 @@ int run_settle_by_hand(const settle_by_hand_command& c, std::span<const std::str
               << " characters): it is kept in the attempts log\n";
     return exit_usage;
   }
-  return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    if (!co_await async_resolve_times(conn, a, c.name)) co_return exit_usage;
-    const auto rows = co_await db::async_settle_by_hand(conn, a.filter, c.how, operator_name(), *reason);
-    print_changed_rows(rows, a.json, a.filter.dry_run, c.done, c.would);
-    report_untouched_ids(a, rows, c.name);
-    co_return exit_ok;
-  });
+  return with_database(database_conninfo(),
+                       [c, a = std::move(a), reason = std::move(*reason)](db::connection& conn) {
+                         return async_settle_rows_by_hand(conn, c, a, reason);
+                       });
 }
 
 }  // namespace outbox::cli

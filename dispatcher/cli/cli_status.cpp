@@ -218,6 +218,19 @@ boost::asio::awaitable<void> add_fleet(db::connection& conn, nlohmann::json& s) 
   if (where) s["database"] = *where;
 }
 
+boost::asio::awaitable<int> async_print_status(db::connection& conn, bool json) {
+  auto s = co_await db::async_status(conn);
+  const std::vector<std::string> keys(providers::match_key::all.begin(), providers::match_key::all.end());
+  s["conversions"] = co_await db::async_conversion_report(conn, keys);
+  co_await add_fleet(conn, s);
+  if (json) {
+    std::cout << s.dump(2) << "\n";
+  } else {
+    print_text(s);
+  }
+  co_return exit_ok;
+}
+
 }  // namespace
 
 int status_command(std::span<const std::string> args) {
@@ -235,18 +248,7 @@ int status_command(std::span<const std::string> args) {
     std::cerr << "dispatcher status: unknown option '" << r.current() << "'\n" << status_help;
     return exit_usage;
   }
-  return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    auto s = co_await db::async_status(conn);
-    const std::vector<std::string> keys(providers::match_key::all.begin(), providers::match_key::all.end());
-    s["conversions"] = co_await db::async_conversion_report(conn, keys);
-    co_await add_fleet(conn, s);
-    if (json) {
-      std::cout << s.dump(2) << "\n";
-    } else {
-      print_text(s);
-    }
-    co_return exit_ok;
-  });
+  return with_database(database_conninfo(), [json](db::connection& conn) { return async_print_status(conn, json); });
 }
 
 }  // namespace outbox::cli

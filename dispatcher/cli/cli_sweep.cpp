@@ -121,6 +121,19 @@ void warn_unrecorded_policy(const std::vector<db::swept_row>& rows) {
   }
 }
 
+boost::asio::awaitable<int> async_sweep_rows(db::connection& conn, sweep_args a) {
+  const auto rows = (co_await db::async_sweep(conn, a.req)).value();
+  if (a.json) {
+    print_json(rows);
+    co_return exit_ok;
+  }
+  print_table(rows);
+  warn_unrecorded_policy(rows);
+  std::cout << (a.req.dry_run ? "would reset " : "reset ") << rows.size() << " row(s) with an expired lease"
+            << (a.req.dry_run ? " (dry run: nothing changed)" : "") << "\n";
+  co_return exit_ok;
+}
+
 }  // namespace
 
 int sweep_command(std::span<const std::string> args) {
@@ -130,18 +143,8 @@ int sweep_command(std::span<const std::string> args) {
   if (!cfg) return exit_usage;
   apply_local_policy(*cfg, a.req);
 
-  return with_database(cfg->database_url, [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    const auto rows = (co_await db::async_sweep(conn, a.req)).value();
-    if (a.json) {
-      print_json(rows);
-      co_return exit_ok;
-    }
-    print_table(rows);
-    warn_unrecorded_policy(rows);
-    std::cout << (a.req.dry_run ? "would reset " : "reset ") << rows.size() << " row(s) with an expired lease"
-              << (a.req.dry_run ? " (dry run: nothing changed)" : "") << "\n";
-    co_return exit_ok;
-  });
+  return with_database(cfg->database_url,
+                       [a = std::move(a)](db::connection& conn) { return async_sweep_rows(conn, a); });
 }
 
 }  // namespace outbox::cli

@@ -55,6 +55,26 @@ nlohmann::json to_json(const db::wake_status& s) {
           {"awake", awake}};
 }
 
+// Switches to `mode` when one is given, then prints the status.
+boost::asio::awaitable<int> async_show_or_switch_wake_mode(db::connection& conn, std::optional<std::string> mode,
+                                                           bool json, long lock_timeout_ms) {
+  std::optional<std::string> previous;
+  if (mode) {
+    previous =
+        co_await db::async_set_wake_mode(conn, *mode, operator_name(), std::chrono::milliseconds(lock_timeout_ms));
+  }
+  const auto status = co_await db::async_wake_status(conn);
+  if (json) {
+    auto doc = to_json(status);
+    if (previous) doc["previous_mode"] = *previous;
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    if (previous) std::cout << "switched wake mode: " << *previous << " -> " << *mode << "\n";
+    print_status(status);
+  }
+  co_return exit_ok;
+}
+
 }  // namespace
 
 int wake_mode_command(std::span<const std::string> args) {
@@ -90,22 +110,8 @@ int wake_mode_command(std::span<const std::string> args) {
       return exit_usage;
     }
   }
-  return with_database(database_conninfo(), [&](db::connection& conn) -> boost::asio::awaitable<int> {
-    std::optional<std::string> previous;
-    if (mode) {
-      previous = co_await db::async_set_wake_mode(conn, *mode, operator_name(),
-                                                  std::chrono::milliseconds(lock_timeout_ms));
-    }
-    const auto status = co_await db::async_wake_status(conn);
-    if (json) {
-      auto doc = to_json(status);
-      if (previous) doc["previous_mode"] = *previous;
-      std::cout << doc.dump(2) << "\n";
-    } else {
-      if (previous) std::cout << "switched wake mode: " << *previous << " -> " << *mode << "\n";
-      print_status(status);
-    }
-    co_return exit_ok;
+  return with_database(database_conninfo(), [mode = std::move(mode), json, lock_timeout_ms](db::connection& conn) {
+    return async_show_or_switch_wake_mode(conn, mode, json, lock_timeout_ms);
   });
 }
 
