@@ -18,4 +18,16 @@ std::string_view to_string(request_state s) {
   return "UNKNOWN";
 }
 
+std::optional<canonical_event> canonical_event_of(const outbound_event& event, preparation& out) {
+  auto parsed = parse_canonical_event(event.payload);
+  if (const auto* error = std::get_if<field_error>(&parsed)) {
+    out.error = error->message();
+    return std::nullopt;
+  }
+  auto& c = std::get<canonical_event>(parsed);
+  out.dropped = std::move(c.dropped);
+  c.dropped.clear();
+  return std::move(c);
+}
+
 }  // namespace outbox::providers

@@ -7,12 +7,14 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "providers/canonical_event.hpp"
 #include "providers/dropped_field.hpp"
 #include "providers/http/http_types.hpp"
 
@@ -147,10 +149,40 @@ class provider {
   [[nodiscard]] virtual std::chrono::seconds status_check_delay() const { return std::chrono::minutes{30}; }
 };
 
+// The start of every platform's prepare(): the row's payload as the canonical
+// event, with the fields parsing dropped recorded in `out`; nullopt, with
+// out.error set, when the payload cannot be one.
+[[nodiscard]] std::optional<canonical_event> canonical_event_of(const outbound_event& event, preparation& out);
+
 // The provider's own prepared state of `event`, or nullptr when there is none.
 template <class State>
 [[nodiscard]] const State* prepared_as(const outbound_event& event) {
   return dynamic_cast<const State*>(event.prepared.get());
+}
+
+// What every batching provider's build_request does first: hands `each` the
+// prepared state of every event of the batch, the one made at claim time or,
+// without it, a new prepare(). A batch holds only events prepare() accepted, so
+// a refusal now is the caller's error (the sender makes the batch dead).
+template <class State, class Each>
+void for_each_prepared(const provider& p, std::span<const outbound_event> events,
+                       std::chrono::system_clock::time_point now, Each each) {
+  if (events.empty() || events.size() > p.max_batch_size()) {
+    throw std::invalid_argument(std::string(p.kind()) + " build_request: " + std::to_string(events.size()) +
+                                " events, outside 1.." + std::to_string(p.max_batch_size()));
+  }
+  for (const auto& event : events) {
+    if (const auto* ready = prepared_as<State>(event)) {
+      each(*ready);
+      continue;
+    }
+    const auto again = p.prepare(event, now);
+    if (again.error) {
+      throw std::invalid_argument(std::string(p.kind()) + " build_request: row " + std::to_string(event.row_id) +
+                                  ": " + *again.error);
+    }
+    each(static_cast<const State&>(*again.state));
+  }
 }
 
 }  // namespace outbox::providers

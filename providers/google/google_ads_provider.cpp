@@ -134,20 +134,10 @@ preparation google_ads_provider::prepare(const outbound_event& event, system_clo
 
 http_request google_ads_provider::build_request(std::span<const outbound_event> events,
                                                 system_clock::time_point now) const {
-  if (events.empty() || events.size() > destination_.batch_size) {
-    throw std::logic_error("google_ads_provider::build_request: batch size out of range");
-  }
   std::vector<json> conversions;
   conversions.reserve(events.size());
-  for (const auto& event : events) {
-    if (const auto* ready = prepared_as<google_ads_prepared>(event)) {
-      conversions.push_back(ready->conversion);
-      continue;
-    }
-    auto p = prepare(event, now);
-    if (p.error) throw std::logic_error("google_ads_provider::build_request: event was not validated: " + *p.error);
-    conversions.push_back(static_cast<const google_ads_prepared&>(*p.state).conversion);
-  }
+  for_each_prepared<google_ads_prepared>(*this, events, now,
+                                         [&](const google_ads_prepared& p) { conversions.push_back(p.conversion); });
   const auto rows = google_ads_request_rows(conversions);
   json sent = json::array();
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -276,20 +276,10 @@ preparation google_data_manager_provider::prepare(const outbound_event& event, s
 
 http_request google_data_manager_provider::build_request(std::span<const outbound_event> events,
                                                          system_clock::time_point now) const {
-  if (events.empty() || events.size() > destination_.batch_size) {
-    throw std::logic_error("google_data_manager_provider::build_request: batch size out of range");
-  }
   std::vector<json> all;
   all.reserve(events.size());
-  for (const auto& event : events) {
-    if (const auto* ready = prepared_as<data_manager_prepared>(event)) {
-      all.push_back(ready->event);
-      continue;
-    }
-    auto p = prepare(event, now);
-    if (p.error) throw std::logic_error("google_data_manager_provider::build_request: event was not validated: " + *p.error);
-    all.push_back(static_cast<const data_manager_prepared&>(*p.state).event);
-  }
+  for_each_prepared<data_manager_prepared>(*this, events, now,
+                                           [&](const data_manager_prepared& p) { all.push_back(p.event); });
   const auto rows = data_manager_request_rows(all);
   json sent = json::array();
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -213,13 +213,9 @@ struct meta_prepared final : prepared_state {
 
 preparation meta_provider::prepare(const outbound_event& event, std::chrono::system_clock::time_point now) const {
   preparation out;
-  auto parsed = parse_canonical_event(event.payload);
-  if (const auto* error = std::get_if<field_error>(&parsed)) {
-    out.error = error->message();
-    return out;
-  }
-  auto& c = std::get<canonical_event>(parsed);
-  out.dropped = std::move(c.dropped);
+  auto parsed = canonical_event_of(event, out);
+  if (!parsed) return out;
+  auto& c = *parsed;
   if (auto problem = meta_event_age_problem(c, now)) {
     out.error = std::move(problem);
     return out;
@@ -247,18 +243,10 @@ http_request meta_provider::build_request(std::span<const outbound_event> events
   std::string body;
   body.reserve(size);
   body += R"({"data":[)";
-  for (const auto& event : events) {
-    if (&event != events.data()) body.push_back(',');
-    if (const auto* ready = prepared_as<meta_prepared>(event)) {
-      body += ready->event_text;
-      continue;
-    }
-    auto p = prepare(event, now);
-    if (p.error) {
-      throw std::invalid_argument("meta_provider::build_request: row " + std::to_string(event.row_id) + ": " + *p.error);
-    }
-    body += static_cast<const meta_prepared&>(*p.state).event_text;
-  }
+  for_each_prepared<meta_prepared>(*this, events, now, [&](const meta_prepared& p) {
+    if (body.back() != '[') body.push_back(',');
+    body += p.event_text;
+  });
   body.push_back(']');
   if (!destination_.test_event_code.empty()) {
     body += R"(,"test_event_code":)";

@@ -225,13 +225,9 @@ struct tiktok_prepared final : prepared_state {
 
 preparation tiktok_provider::prepare(const outbound_event& event, std::chrono::system_clock::time_point now) const {
   preparation out;
-  auto parsed = parse_canonical_event(event.payload);
-  if (const auto* error = std::get_if<field_error>(&parsed)) {
-    out.error = error->message();
-    return out;
-  }
-  auto& c = std::get<canonical_event>(parsed);
-  out.dropped = std::move(c.dropped);
+  auto parsed = canonical_event_of(event, out);
+  if (!parsed) return out;
+  auto& c = *parsed;
   out.error = tiktok_event_time_problem(c.event_time, destination_, now);
   if (!out.error && destination_.event_source == "web" && !c.event_source_url) {
     out.error = "event_source_url: required by TikTok for web events (page.url)";
@@ -247,18 +243,7 @@ preparation tiktok_provider::prepare(const outbound_event& event, std::chrono::s
 http_request tiktok_provider::build_request(std::span<const outbound_event> events,
                                             std::chrono::system_clock::time_point now) const {
   json data = json::array();
-  for (const auto& event : events) {
-    if (const auto* ready = prepared_as<tiktok_prepared>(event)) {
-      data.push_back(ready->event);
-      continue;
-    }
-    auto p = prepare(event, now);
-    if (p.error) {
-      throw std::invalid_argument("tiktok_provider::build_request: row " + std::to_string(event.row_id) + ": " +
-                                  *p.error);
-    }
-    data.push_back(static_cast<const tiktok_prepared&>(*p.state).event);
-  }
+  for_each_prepared<tiktok_prepared>(*this, events, now, [&](const tiktok_prepared& p) { data.push_back(p.event); });
   json body = json::object();
   body["event_source"] = destination_.event_source;
   body["event_source_id"] = destination_.event_source_id;
