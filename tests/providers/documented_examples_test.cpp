@@ -13,6 +13,7 @@
 #include "providers/google/google_data_manager_provider.hpp"
 #include "providers/meta/meta_provider.hpp"
 #include "providers/tiktok/tiktok_provider.hpp"
+#include "tests/support/provider_test_kit.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace documented_examples_test {
@@ -26,14 +27,7 @@ namespace {
 const system_clock::time_point now = system_clock::time_point{} + std::chrono::seconds{1767229200};
 constexpr std::int64_t an_hour_ago = 1767225600;
 
-outbound_event event(json payload, std::string key = "doc-1") {
-  outbound_event e;
-  e.row_id = 1;
-  e.idempotency_key = std::move(key);
-  e.event_name = "Lead";
-  e.payload = std::move(payload);
-  return e;
-}
+outbound_event event(json payload, std::string key = "doc-1") { return outbox::test::test_event(std::move(payload), std::move(key)); }
 
 json meta_user_data(const json& payload) {
   meta_destination d;

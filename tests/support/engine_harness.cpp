@@ -90,6 +90,17 @@ std::string engine_harness::state_of(std::int64_t id) const {
   return std::string(db.query("SELECT state FROM event_delivery WHERE id = $1", {std::to_string(id)}).text(0, 0));
 }
 
+std::string engine_harness::column_of(std::int64_t id, const std::string& column) const {
+  // `column` is a name the test wrote, never input.
+  return std::string(db.query("SELECT coalesce(" + column + "::text, '') FROM event_delivery WHERE id = $1",
+                              {std::to_string(id)})
+                         .text(0, 0));
+}
+
+long long engine_harness::attempts_of(std::int64_t id) const {
+  return db.scalar("SELECT attempts FROM event_delivery WHERE id = $1", {std::to_string(id)});
+}
+
 bool engine_harness::wait_state(std::int64_t id, const std::string& state, std::chrono::milliseconds timeout) const {
   return eventually([&] { return state_of(id) == state; }, timeout);
 }

@@ -41,6 +41,9 @@ class engine_harness {
   std::int64_t enqueue(std::int64_t lead, const std::string& event, const std::string& payload = R"({"value": 1})",
                        const std::string& provider = "webhook", const std::string& destination = "default");
   [[nodiscard]] std::string state_of(std::int64_t id) const;
+  // One column of the row as text ('' for NULL), and its attempts.
+  [[nodiscard]] std::string column_of(std::int64_t id, const std::string& column) const;
+  [[nodiscard]] long long attempts_of(std::int64_t id) const;
   // Waits until the row reaches `state`.
   [[nodiscard]] bool wait_state(std::int64_t id, const std::string& state,
                                 std::chrono::milliseconds timeout = std::chrono::seconds(15)) const;

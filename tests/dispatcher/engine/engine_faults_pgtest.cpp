@@ -17,12 +17,6 @@ using outbox::test::response_plan;
 
 namespace {
 
-std::string column_of(const engine_harness& h, std::int64_t id, const std::string& column) {
-  auto r = h.db.query("SELECT coalesce(" + column + "::text, '') FROM event_delivery WHERE id = $1",
-                      {std::to_string(id)});
-  return std::string(r.text(0, 0));
-}
-
 std::size_t requests_for(const engine_harness& h, const std::string& key) {
   std::size_t n = 0;
   for (const auto& r : h.server.requests()) n += r.header("webhook-id") == key ? 1 : 0;
@@ -45,8 +39,8 @@ TEST_CASE("finding 1: a provider answer with a NUL and invalid UTF-8 is recorded
   REQUIRE(h.wait_state(bad, "dead"));
   const auto good = h.enqueue(2, "Lead");
   CHECK(h.wait_state(good, "sent"));
-  CHECK(column_of(h, bad, "last_http_status") == "400");
-  CHECK(column_of(h, bad, "provider_response").find("input") != std::string::npos);
+  CHECK(h.column_of(bad, "last_http_status") == "400");
+  CHECK(h.column_of(bad, "provider_response").find("input") != std::string::npos);
   CHECK(h.logs().find("settle failed") == std::string::npos);
   h.stop();
 }
@@ -63,7 +57,7 @@ TEST_CASE("finding 2: a row this process re-claims while its request runs settle
   const auto second = h.enqueue(2, "Lead");  // its NOTIFY makes the engine claim again, taking `first` too
   REQUIRE(h.wait_state(second, "sent"));
   CHECK(h.wait_state(first, "sent", 5s));  // not a lease later
-  CHECK(requests_for(h, column_of(h, first, "idempotency_key")) == 1);
+  CHECK(requests_for(h, h.column_of(first, "idempotency_key")) == 1);
   CHECK(h.logs().find("re-claimed a row this process still has in flight") != std::string::npos);
   CHECK(h.logs().find("lease lost") == std::string::npos);
   CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'lease_lost'") == 0);

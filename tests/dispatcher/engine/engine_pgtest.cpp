@@ -16,16 +16,6 @@ using outbox::test::response_plan;
 
 namespace {
 
-long long attempts_of(const engine_harness& h, std::int64_t id) {
-  return h.db.scalar("SELECT attempts FROM event_delivery WHERE id = $1", {std::to_string(id)});
-}
-
-std::string column_of(const engine_harness& h, std::int64_t id, const std::string& column) {
-  auto r = h.db.query("SELECT coalesce(" + column + "::text, '') FROM event_delivery WHERE id = $1",
-                      {std::to_string(id)});
-  return std::string(r.text(0, 0));
-}
-
 
 
 }  // namespace
@@ -43,7 +33,7 @@ TEST_CASE("a NOTIFY wakes the engine long before the fallback poll") {
   const auto req = h.server.requests().front();
   CHECK(req.method == "POST");
   CHECK(req.target == "/hook");
-  CHECK(req.header("webhook-id") == column_of(h, id, "idempotency_key"));
+  CHECK(req.header("webhook-id") == h.column_of(id, "idempotency_key"));
   CHECK(req.header("webhook-signature").value_or("").starts_with("v1,"));
   CHECK(req.body == R"({"value": 1})");  // the row's jsonb text, byte for byte
   h.stop();
@@ -72,14 +62,14 @@ TEST_CASE("a 503 is retried with the same key and body, then delivered") {
   REQUIRE(reqs.size() == 2);
   CHECK(reqs[0].header("webhook-id") == reqs[1].header("webhook-id"));
   CHECK(reqs[0].body == reqs[1].body);
-  CHECK(attempts_of(h, id) == 2);
+  CHECK(h.attempts_of(id) == 2);
   auto log = h.db.query("SELECT outcome, http_status FROM event_delivery_attempt WHERE delivery_id = $1 ORDER BY id",
                         {std::to_string(id)});
   REQUIRE(log.rows() == 2);
   CHECK(log.text(0, 0) == "retry");
   CHECK(log.text(0, 1) == "503");
   CHECK(log.text(1, 0) == "delivered");
-  CHECK(column_of(h, id, "sent_at") != "");
+  CHECK(h.column_of(id, "sent_at") != "");
   h.stop();
 }
 
@@ -116,7 +106,7 @@ TEST_CASE("a connection reset mid-response is retried by the engine, not replaye
   const auto id = h.enqueue(6, "Lead");
   REQUIRE(h.wait_state(id, "sent", 20s));
   CHECK(h.server.request_count() == 2);
-  CHECK(attempts_of(h, id) == 2);
+  CHECK(h.attempts_of(id) == 2);
   h.stop();
 }
 
@@ -127,10 +117,10 @@ TEST_CASE("a 4xx is permanent: dead at once with the reason") {
   const auto id = h.enqueue(7, "Lead");
   REQUIRE(h.wait_state(id, "dead"));
   CHECK(h.server.request_count() == 1);
-  const auto error = column_of(h, id, "last_error");
+  const auto error = h.column_of(id, "last_error");
   CHECK(error.find("422") != std::string::npos);
   CHECK(error.find("value must be positive") != std::string::npos);
-  CHECK(column_of(h, id, "last_http_status") == "422");
+  CHECK(h.column_of(id, "last_http_status") == "422");
   h.stop();
 }
 
@@ -141,8 +131,8 @@ TEST_CASE("exhausting the attempts makes the row dead and says so") {
   const auto id = h.enqueue(8, "Lead");
   REQUIRE(h.wait_state(id, "dead", 20s));
   CHECK(h.server.request_count() == 2);
-  CHECK(attempts_of(h, id) == 2);
-  CHECK(column_of(h, id, "last_error").find("gave up") != std::string::npos);
+  CHECK(h.attempts_of(id) == 2);
+  CHECK(h.column_of(id, "last_error").find("gave up") != std::string::npos);
   h.stop();
 }
 
@@ -154,10 +144,10 @@ TEST_CASE("malformed rows go dead at once with a clear error and the engine keep
   const auto not_object = h.enqueue(11, "Lead", "[1, 2, 3]");
   const auto oversized = h.enqueue(12, "Lead", R"({"blob": ")" + std::string(2000, 'x') + R"("})");
   for (auto id : {unknown_provider, unknown_destination, not_object, oversized}) CHECK(h.wait_state(id, "dead"));
-  CHECK(column_of(h, unknown_provider, "last_error").find("provider 'nosuch'") != std::string::npos);
-  CHECK(column_of(h, unknown_destination, "last_error").find("destination 'nowhere'") != std::string::npos);
-  CHECK(column_of(h, not_object, "last_error").find("must be a JSON object") != std::string::npos);
-  CHECK(column_of(h, oversized, "last_error").find("over the limit") != std::string::npos);
+  CHECK(h.column_of(unknown_provider, "last_error").find("provider 'nosuch'") != std::string::npos);
+  CHECK(h.column_of(unknown_destination, "last_error").find("destination 'nowhere'") != std::string::npos);
+  CHECK(h.column_of(not_object, "last_error").find("must be a JSON object") != std::string::npos);
+  CHECK(h.column_of(oversized, "last_error").find("over the limit") != std::string::npos);
   CHECK(h.server.request_count() == 0);
 
   const auto good = h.enqueue(13, "Lead");
@@ -191,12 +181,12 @@ TEST_CASE("TLS: an untrusted certificate or a wrong host name is refused and nev
   h.start();
   const auto a = h.enqueue(14, "Lead", "{}", "webhook", "untrusted");
   const auto b = h.enqueue(15, "Lead", "{}", "webhook", "wrongname");
-  REQUIRE(eventually([&] { return column_of(*self, a, "last_error") != "" && column_of(*self, b, "last_error") != ""; },
+  REQUIRE(eventually([&] { return self->column_of(a, "last_error") != "" && self->column_of(b, "last_error") != ""; },
                      15s));
   CHECK(untrusted.request_count() == 0);
   CHECK(wrong_name->request_count() == 0);
-  CHECK(column_of(h, a, "last_error").find("tls") != std::string::npos);
-  CHECK(column_of(h, b, "last_error").find("tls") != std::string::npos);
+  CHECK(h.column_of(a, "last_error").find("tls") != std::string::npos);
+  CHECK(h.column_of(b, "last_error").find("tls") != std::string::npos);
   CHECK(h.state_of(a) != "sent");
   CHECK(h.state_of(b) != "sent");
   h.stop();
@@ -208,9 +198,9 @@ TEST_CASE("a 401 pauses the destination without burning the row's attempts") {
   h.start();
   const auto first = h.enqueue(16, "Lead");
   REQUIRE(h.server.wait_for_requests(1, 10s));
-  REQUIRE(eventually([&] { return h.state_of(first) == "pending" && column_of(h, first, "last_error") != ""; }, 10s));
-  CHECK(attempts_of(h, first) == 0);
-  CHECK(column_of(h, first, "last_error").find("401") != std::string::npos);
+  REQUIRE(eventually([&] { return h.state_of(first) == "pending" && h.column_of(first, "last_error") != ""; }, 10s));
+  CHECK(h.attempts_of(first) == 0);
+  CHECK(h.column_of(first, "last_error").find("401") != std::string::npos);
   CHECK(h.logs().find("destination paused") != std::string::npos);
 
   // A new row for the paused destination is not even claimed: no request, no write.
@@ -218,7 +208,7 @@ TEST_CASE("a 401 pauses the destination without burning the row's attempts") {
   const auto second = h.enqueue(17, "Lead");
   REQUIRE(h.claims_skipped_paused_since(skipped));
   CHECK(h.server.request_count() == 1);
-  CHECK(attempts_of(h, second) == 0);
+  CHECK(h.attempts_of(second) == 0);
   CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE delivery_id = $1",
                     {std::to_string(second)}) == 0);
   h.stop();
@@ -233,7 +223,7 @@ TEST_CASE("an on-call pause holds rows without requests; resume sends them at on
   const auto id = h.enqueue(18, "Lead");
   REQUIRE(h.claims_skipped_paused_since(skipped));
   CHECK(h.server.request_count() == 0);
-  CHECK(attempts_of(h, id) == 0);
+  CHECK(h.attempts_of(id) == 0);
   CHECK(h.db.scalar("SELECT count(*) FROM event_delivery WHERE id = $1 AND updated_at = created_at",
                     {std::to_string(id)}) == 1);  // never touched while paused
 

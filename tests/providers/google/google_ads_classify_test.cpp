@@ -10,48 +10,31 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/provider_test_kit.hpp"
+
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace google_ads_classify_test {
 
 using namespace outbox::providers;
+using namespace outbox::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using std::chrono::system_clock;
 
 namespace {
 
-std::map<std::string, std::string> good_settings() {
-  return {{"customer_id", "123-456-7890"},
-          {"conversion_action_id", "987654"},
-          {"client_id", "cid.apps.googleusercontent.com"},
-          {"client_secret", "s3cr3t-value"},
-          {"refresh_token", "1//refresh-value"}};
-}
-
 google_ads_destination destination(bool validate_only = false) {
-  auto d = make_google_ads_destination(good_settings(), {});
+  auto d = make_google_ads_destination(good_google_settings("customer_id"), {});
   d.validate_only = validate_only;
   return d;
 }
 
 outbound_event event(std::string key, json payload, std::int64_t row = 1) {
-  outbound_event e;
-  e.row_id = row;
-  e.idempotency_key = std::move(key);
-  e.event_name = "Purchase";
-  e.lead_project_id = row;
-  e.payload = std::move(payload);
-  return e;
+  return test_event(std::move(payload), std::move(key), "Purchase", row);
 }
 
 json gclid_payload(std::string gclid, std::string time = "2026-09-20T14:03:00Z") {
   return json{{"event_time", std::move(time)}, {"gclid", std::move(gclid)}};
-}
-
-http_result reply(int status, std::string body, header_list headers = {}) {
-  http_result r;
-  r.response = http_response{status, std::move(headers), std::move(body)};
-  return r;
 }
 
 json ads_failure(std::vector<json> errors) {
@@ -79,12 +62,6 @@ std::string partial_response(std::size_t rows, std::vector<json> errors) {
 
 std::string rpc_error(int code, std::string status, std::string message, json details = json::array()) {
   return json{{"error", {{"code", code}, {"status", status}, {"message", message}, {"details", details}}}}.dump();
-}
-
-std::vector<std::optional<std::size_t>> sequential(std::size_t n) {
-  std::vector<std::optional<std::size_t>> rows;
-  for (std::size_t i = 0; i < n; ++i) rows.emplace_back(i);
-  return rows;
 }
 
 }  // namespace

@@ -10,10 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/provider_test_kit.hpp"
+
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace google_ads_provider_test {
 
 using namespace outbox::providers;
+using namespace outbox::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using std::chrono::system_clock;
@@ -23,28 +26,14 @@ namespace {
 constexpr std::string_view gmail_hash = "223ebda6f6889b1494551ba902d9d381daf2f642bae055888e96343d53e9f9c4";
 constexpr std::string_view phone_hash = "9f7ec22d72092cd3c0b58726ed9c2d91b92e51a3f29837508fb2948bb22dd2fd";
 
-std::map<std::string, std::string> good_settings() {
-  return {{"customer_id", "123-456-7890"},
-          {"conversion_action_id", "987654"},
-          {"client_id", "cid.apps.googleusercontent.com"},
-          {"client_secret", "s3cr3t-value"},
-          {"refresh_token", "1//refresh-value"}};
-}
-
 google_ads_destination destination(bool validate_only = false) {
-  auto d = make_google_ads_destination(good_settings(), {});
+  auto d = make_google_ads_destination(good_google_settings("customer_id"), {});
   d.validate_only = validate_only;
   return d;
 }
 
 outbound_event event(std::string key, json payload, std::int64_t row = 1) {
-  outbound_event e;
-  e.row_id = row;
-  e.idempotency_key = std::move(key);
-  e.event_name = "Purchase";
-  e.lead_project_id = row;
-  e.payload = std::move(payload);
-  return e;
+  return test_event(std::move(payload), std::move(key), "Purchase", row);
 }
 
 json full_payload() {
@@ -69,8 +58,8 @@ bool mentions(const std::vector<std::pair<std::string, std::string>>& problems, 
 }  // namespace
 
 TEST_CASE("google_ads settings: valid ones, defaults, and dashes stripped") {
-  CHECK(validate_google_ads_settings(good_settings()).empty());
-  const auto d = make_google_ads_destination(good_settings(), {});
+  CHECK(validate_google_ads_settings(good_google_settings("customer_id")).empty());
+  const auto d = make_google_ads_destination(good_google_settings("customer_id"), {});
   CHECK(d.customer_id == "1234567890");
   CHECK(d.conversion_action_id == "987654");
   CHECK(d.base_url == "https://googleads.googleapis.com");
@@ -86,7 +75,7 @@ TEST_CASE("google_ads settings: valid ones, defaults, and dashes stripped") {
   CHECK(d.url() == "https://googleads.googleapis.com/v26/customers/1234567890:uploadClickConversions");
   CHECK(d.conversion_action() == "customers/1234567890/conversionActions/987654");
 
-  auto s = good_settings();
+  auto s = good_google_settings("customer_id");
   s["login_customer_id"] = "111-222-3333";
   s["developer_token"] = "devtoken123";
   s["base_url"] = "https://localhost:8443/";
@@ -125,7 +114,7 @@ TEST_CASE("google_ads settings: every problem names its key and no secret is ech
   for (const auto& r : table) {
     CAPTURE(r.key);
     CAPTURE(r.value ? r.value : "(removed)");
-    auto s = good_settings();
+    auto s = good_google_settings("customer_id");
     if (r.value) {
       s[r.key] = r.value;
     } else {
@@ -186,7 +175,7 @@ TEST_CASE("google_ads request: golden body, headers and URL") {
   // The same rows give byte-identical bodies on every attempt.
   CHECK(p.build_request(events, system_clock::now() + 1h).body == req.body);
 
-  auto s = good_settings();
+  auto s = good_google_settings("customer_id");
   s["login_customer_id"] = "1112223333";
   s["developer_token"] = "devtoken123";
   s["validate_only"] = "true";
@@ -255,7 +244,7 @@ TEST_CASE("google_ads mapping: one click id, consent, value, and extra.google_ad
     CHECK(c["userIdentifiers"].size() == 1);
   }
   SUBCASE("a phone without a country code uses default_phone_country_code") {
-    auto s = good_settings();
+    auto s = good_google_settings("customer_id");
     s["default_phone_country_code"] = "1";
     const google_ads_provider q{make_google_ads_destination(s, {})};
     const auto req = q.build_request(

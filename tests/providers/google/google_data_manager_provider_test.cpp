@@ -10,32 +10,21 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/provider_test_kit.hpp"
+
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace google_data_manager_provider_test {
 
 using namespace outbox::providers;
+using namespace outbox::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using std::chrono::system_clock;
 
 namespace {
 
-std::map<std::string, std::string> good_settings() {
-  return {{"account_id", "123-456-7890"},
-          {"conversion_action_id", "987654"},
-          {"client_id", "cid.apps.googleusercontent.com"},
-          {"client_secret", "s3cr3t-value"},
-          {"refresh_token", "1//refresh-value"}};
-}
-
 outbound_event event(std::string key, json payload, std::int64_t row = 1) {
-  outbound_event e;
-  e.row_id = row;
-  e.idempotency_key = std::move(key);
-  e.event_name = "Purchase";
-  e.lead_project_id = row;
-  e.payload = std::move(payload);
-  return e;
+  return test_event(std::move(payload), std::move(key), "Purchase", row);
 }
 
 json full_payload() {
@@ -46,12 +35,6 @@ json full_payload() {
               {"phone", "+1 213-373-4253"},
               {"gclid", "Cj0KCQjw-abc_123"},
               {"consent", {{"ad_user_data", "GRANTED"}, {"ad_personalization", "DENIED"}}}};
-}
-
-http_result reply(int status, std::string body, header_list headers = {}) {
-  http_result r;
-  r.response = http_response{status, std::move(headers), std::move(body)};
-  return r;
 }
 
 std::string dm_error(int code, std::string status, std::string reason, std::string field = {},
@@ -66,17 +49,11 @@ std::string dm_error(int code, std::string status, std::string reason, std::stri
   return json{{"error", {{"code", code}, {"status", status}, {"message", description}, {"details", details}}}}.dump();
 }
 
-std::vector<std::optional<std::size_t>> sequential(std::size_t n) {
-  std::vector<std::optional<std::size_t>> rows;
-  for (std::size_t i = 0; i < n; ++i) rows.emplace_back(i);
-  return rows;
-}
-
 }  // namespace
 
 TEST_CASE("google_data_manager settings") {
-  CHECK(validate_google_data_manager_settings(good_settings()).empty());
-  const auto d = make_google_data_manager_destination(good_settings(), {});
+  CHECK(validate_google_data_manager_settings(good_google_settings("account_id")).empty());
+  const auto d = make_google_data_manager_destination(good_google_settings("account_id"), {});
   CHECK(d.account_id == "1234567890");
   CHECK(d.conversion_action_id == "987654");
   CHECK(d.base_url == "https://datamanager.googleapis.com");
@@ -96,7 +73,7 @@ TEST_CASE("google_data_manager settings") {
                                {"token_url", "mailto:x"}};
   for (const auto& r : table) {
     CAPTURE(r.key);
-    auto s = good_settings();
+    auto s = good_google_settings("account_id");
     if (r.value) {
       s[r.key] = r.value;
     } else {
@@ -110,7 +87,7 @@ TEST_CASE("google_data_manager settings") {
 }
 
 TEST_CASE("google_data_manager request: golden body") {
-  const google_data_manager_provider p{make_google_data_manager_destination(good_settings(), {})};
+  const google_data_manager_provider p{make_google_data_manager_destination(good_google_settings("account_id"), {})};
   const std::vector events{event("key-1", full_payload())};
   REQUIRE_FALSE(p.validate(events[0], system_clock::now()).has_value());
   const auto req = p.build_request(events, system_clock::now());
@@ -130,7 +107,7 @@ TEST_CASE("google_data_manager request: golden body") {
 }
 
 TEST_CASE("google_data_manager request: validateOnly, loginAccount, offsets, extra, dedup") {
-  auto s = good_settings();
+  auto s = good_google_settings("account_id");
   s["validate_only"] = "true";
   s["login_account_id"] = "111-222-3333";
   s["base_url"] = "https://localhost:9443";
@@ -163,7 +140,7 @@ TEST_CASE("google_data_manager request: validateOnly, loginAccount, offsets, ext
 }
 
 TEST_CASE("google_data_manager validate") {
-  const google_data_manager_provider p{make_google_data_manager_destination(good_settings(), {})};
+  const google_data_manager_provider p{make_google_data_manager_destination(good_google_settings("account_id"), {})};
   const auto problem = [&](json payload) {
     return p.validate(event("k", std::move(payload)), system_clock::now()).value_or("");
   };
@@ -436,7 +413,7 @@ TEST_CASE("google_data_manager status: answers that say nothing about the reques
 }
 
 TEST_CASE("google_data_manager status request: GET with the id escaped, extra headers, the delay") {
-  auto s = good_settings();
+  auto s = good_google_settings("account_id");
   s["base_url"] = "https://localhost:9443";
   const google_data_manager_provider p{
       make_google_data_manager_destination(s, {{"x-trace", "1"}, {"Authorization", "Bearer not-this"}})};

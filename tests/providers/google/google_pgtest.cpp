@@ -41,16 +41,6 @@ void data_manager_env(outbox::environment& env, const fake_google& g, const outb
   for (auto& [k, v] : g.destination_settings("GOOGLE_DATA_MANAGER", name)) env[k] = v;
 }
 
-std::string column_of(const engine_harness& h, std::int64_t id, const std::string& column) {
-  auto r = h.db.query("SELECT coalesce(" + column + "::text, '') FROM event_delivery WHERE id = $1",
-                      {std::to_string(id)});
-  return std::string(r.text(0, 0));
-}
-
-long long attempts_of(const engine_harness& h, std::int64_t id) {
-  return h.db.scalar("SELECT attempts FROM event_delivery WHERE id = $1", {std::to_string(id)});
-}
-
 std::string key_for(const engine_harness& h, std::int64_t lead, const std::string& provider, const std::string& event) {
   auto r = h.db.query("SELECT outbox_idempotency_key($1, $2, $3)", {std::to_string(lead), provider, event});
   return std::string(r.text(0, 0));
@@ -92,7 +82,7 @@ TEST_CASE("google_ads: a mixed batch gets one outcome per row from partialFailur
   CHECK(h.wait_state(unparseable, "dead"));
   CHECK(h.wait_state(unknown, "dead"));
   CHECK(h.wait_state(no_ids, "dead"));
-  REQUIRE(eventually([&] { return column_of(h, recent, "last_error") != ""; }, 10s));
+  REQUIRE(eventually([&] { return h.column_of(recent, "last_error") != ""; }, 10s));
 
   const auto requests = google.ads_requests();
   REQUIRE(requests.size() == 1);
@@ -107,25 +97,25 @@ TEST_CASE("google_ads: a mixed batch gets one outcome per row from partialFailur
   // Good rows reached Google with their idempotency key as orderId.
   const auto uploaded = google.uploaded_conversions();
   REQUIRE(uploaded.size() == 2);
-  CHECK(uploaded[0]["orderId"] == column_of(h, good, "idempotency_key"));
+  CHECK(uploaded[0]["orderId"] == h.column_of(good, "idempotency_key"));
   CHECK(uploaded[0]["conversionAction"] == conversion_action);
   CHECK(uploaded[0]["conversionDateTime"] == "2026-09-20 14:03:00+00:00");
   CHECK(uploaded[0]["userIdentifiers"][0]["hashedEmail"].get<std::string>().size() == 64);
   CHECK(uploaded[1]["wbraid"] == "W-good-2");
 
   // Bad rows are dead with Google's own words; the already-uploaded one is delivered.
-  CHECK(column_of(h, unparseable, "last_error") ==
+  CHECK(h.column_of(unparseable, "last_error") ==
         "Google Ads: UNPARSEABLE_GCLID: The imported gclid could not be decoded.");
-  CHECK(column_of(h, unknown, "last_error") ==
+  CHECK(h.column_of(unknown, "last_error") ==
         "Google Ads: EVENT_NOT_FOUND: The imported event could not be attributed to a click.");
-  CHECK(column_of(h, no_ids, "last_error").starts_with("gclid:"));
-  CHECK(column_of(h, already, "last_error") == "");
-  for (const auto id : {good, good_braid, unparseable, unknown, already, recent}) CHECK(attempts_of(h, id) == 1);
-  CHECK(column_of(h, good, "last_http_status") == "200");
+  CHECK(h.column_of(no_ids, "last_error").starts_with("gclid:"));
+  CHECK(h.column_of(already, "last_error") == "");
+  for (const auto id : {good, good_braid, unparseable, unknown, already, recent}) CHECK(h.attempts_of(id) == 1);
+  CHECK(h.column_of(good, "last_http_status") == "200");
 
   // TOO_RECENT_EVENT: retried in 6 hours, as Google asks.
   CHECK(h.state_of(recent) == "pending");
-  CHECK(column_of(h, recent, "last_error").find("TOO_RECENT_EVENT") != std::string::npos);
+  CHECK(h.column_of(recent, "last_error").find("TOO_RECENT_EVENT") != std::string::npos);
   CHECK(h.db.scalar("SELECT count(*) FROM event_delivery WHERE id = $1 AND next_attempt_at > now() + interval '5 hours 50 "
                     "minutes'",
                     {std::to_string(recent)}) == 1);
@@ -175,7 +165,7 @@ TEST_CASE("google_ads: short-lived tokens are refreshed one at a time, and a ref
 
   CHECK(google.max_concurrent_refreshes() == 1);
   CHECK(google.uploaded_conversions().size() == rows.size());
-  for (const auto id : rows) CHECK(attempts_of(h, id) == 1);
+  for (const auto id : rows) CHECK(h.attempts_of(id) == 1);
   // No request ever carried an expired token except those Google was told to refuse.
   CHECK(google.unauthorized_answers() <= 8);
   h.stop();
@@ -188,10 +178,10 @@ TEST_CASE("google_ads: invalid_grant pauses the destination without burning atte
   engine_harness h([&](auto& env) { google_ads_env(env, google, ca); });
   h.start();
   const auto id = h.enqueue(301, "Purchase", payload({{"gclid", "G-301"}}), "google_ads");
-  REQUIRE(eventually([&] { return column_of(h, id, "last_error").find("invalid_grant") != std::string::npos; }, 10s));
+  REQUIRE(eventually([&] { return h.column_of(id, "last_error").find("invalid_grant") != std::string::npos; }, 10s));
   CHECK(h.state_of(id) == "pending");
-  CHECK(attempts_of(h, id) == 0);
-  CHECK(column_of(h, id, "last_error").find(fake_google::refresh_token) == std::string::npos);
+  CHECK(h.attempts_of(id) == 0);
+  CHECK(h.column_of(id, "last_error").find(fake_google::refresh_token) == std::string::npos);
   CHECK(h.logs().find("destination paused") != std::string::npos);
   CHECK(google.ads_requests().empty());
   CHECK(google.refreshes() == 1);
@@ -200,7 +190,7 @@ TEST_CASE("google_ads: invalid_grant pauses the destination without burning atte
   const auto skipped = h.skipped_claims();
   const auto second = h.enqueue(302, "Purchase", payload({{"gclid", "G-302"}}), "google_ads");
   REQUIRE(h.claims_skipped_paused_since(skipped));
-  CHECK(attempts_of(h, second) == 0);
+  CHECK(h.attempts_of(second) == 0);
   CHECK(google.refreshes() == 1);
   CHECK(google.ads_requests().empty());
   h.stop();
@@ -213,12 +203,12 @@ TEST_CASE("google_ads: CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE pauses and poin
   engine_harness h([&](auto& env) { google_ads_env(env, google, ca); });
   h.start();
   const auto id = h.enqueue(401, "Purchase", payload({{"gclid", "G-401"}}), "google_ads");
-  REQUIRE(eventually([&] { return column_of(h, id, "last_error") != ""; }, 10s));
-  const auto error = column_of(h, id, "last_error");
+  REQUIRE(eventually([&] { return h.column_of(id, "last_error") != ""; }, 10s));
+  const auto error = h.column_of(id, "last_error");
   CHECK(error.find("CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE") != std::string::npos);
   CHECK(error.find("google_data_manager") != std::string::npos);
   CHECK(h.state_of(id) == "pending");
-  CHECK(attempts_of(h, id) == 0);
+  CHECK(h.attempts_of(id) == 0);
   h.stop();
 }
 
@@ -269,7 +259,7 @@ TEST_CASE("google_data_manager: events ingested, and validateOnly in the body wh
   const auto by_key = [&](const std::string& key) {
     return *std::find_if(ingested.begin(), ingested.end(), [&](const json& e) { return e["transactionId"] == key; });
   };
-  const auto first = by_key(column_of(h, a, "idempotency_key"));
+  const auto first = by_key(h.column_of(a, "idempotency_key"));
   CHECK(first["eventTimestamp"] == "2026-09-20T14:03:00Z");
   CHECK(first["adIdentifiers"]["gclid"] == "G-501");
   CHECK(first["conversionValue"] == 42);
@@ -277,7 +267,7 @@ TEST_CASE("google_data_manager: events ingested, and validateOnly in the body wh
   CHECK(first["userData"]["userIdentifiers"][0]["phoneNumber"] ==
         "9f7ec22d72092cd3c0b58726ed9c2d91b92e51a3f29837508fb2948bb22dd2fd");
   CHECK(first["consent"] == json{{"adUserData", "CONSENT_GRANTED"}, {"adPersonalization", "CONSENT_GRANTED"}});
-  const auto second = by_key(column_of(h, b, "idempotency_key"));
+  const auto second = by_key(h.column_of(b, "idempotency_key"));
   CHECK_FALSE(second.contains("adIdentifiers"));
   CHECK(second["userData"]["userIdentifiers"][0].contains("emailAddress"));
   // The attempt log keeps Google's requestId for requestStatus:retrieve.
@@ -299,11 +289,11 @@ TEST_CASE("google_data_manager: a refused batch is split, the culprit dies with 
   CHECK(h.wait_state(ok1, "sent"));
   CHECK(h.wait_state(ok2, "sent"));
   CHECK(h.wait_state(bad, "dead"));
-  CHECK(column_of(h, bad, "last_error").find("INVALID_FORMAT") != std::string::npos);
-  CHECK(column_of(h, bad, "last_error").find("ad_identifiers.gclid") != std::string::npos);
+  CHECK(h.column_of(bad, "last_error").find("INVALID_FORMAT") != std::string::npos);
+  CHECK(h.column_of(bad, "last_error").find("ad_identifiers.gclid") != std::string::npos);
   // The field violation named the culprit: it died at once, the others went out alone.
   CHECK(google.data_manager_requests().size() == 3);
-  for (const auto id : {ok1, ok2, bad}) CHECK(attempts_of(h, id) == 1);
+  for (const auto id : {ok1, ok2, bad}) CHECK(h.attempts_of(id) == 1);
   CHECK(google.ingested_events().size() == 2);
   h.stop();
 }

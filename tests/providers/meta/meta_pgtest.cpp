@@ -68,16 +68,6 @@ std::string lead_payload(std::int64_t event_time, const std::string& order_id) {
       .dump();
 }
 
-std::string column_of(const engine_harness& h, std::int64_t id, const std::string& column) {
-  auto r = h.db.query("SELECT coalesce(" + column + "::text, '') FROM event_delivery WHERE id = $1",
-                      {std::to_string(id)});
-  return std::string(r.text(0, 0));
-}
-
-long long attempts_of(const engine_harness& h, std::int64_t id) {
-  return h.db.scalar("SELECT attempts FROM event_delivery WHERE id = $1", {std::to_string(id)});
-}
-
 // A second engine on its own thread, for "restart with a corrected configuration".
 class standalone_engine {
  public:
@@ -133,18 +123,18 @@ TEST_CASE("meta: a batch with one bad row is split; the good rows are delivered,
   }
   CHECK(h.server.requests().front().target.starts_with("/v26.0/1234567890/events?access_token="));
 
-  CHECK(meta.times_accepted(column_of(h, good1, "idempotency_key")) == 1);
-  CHECK(meta.times_accepted(column_of(h, good2, "idempotency_key")) == 1);
-  CHECK(meta.times_accepted(column_of(h, bad, "idempotency_key")) == 0);
+  CHECK(meta.times_accepted(h.column_of(good1, "idempotency_key")) == 1);
+  CHECK(meta.times_accepted(h.column_of(good2, "idempotency_key")) == 1);
+  CHECK(meta.times_accepted(h.column_of(bad, "idempotency_key")) == 0);
   CHECK(meta.accepted_events().size() == 2);
 
-  const auto error = column_of(h, bad, "last_error");
+  const auto error = h.column_of(bad, "last_error");
   CHECK(error.find("Meta error 100 (subcode 2804019)") != std::string::npos);
   CHECK(error.find("Event at index 0: custom_data.order_id 'poison' was rejected") != std::string::npos);
-  CHECK(column_of(h, bad, "last_http_status") == "400");
+  CHECK(h.column_of(bad, "last_http_status") == "400");
   // Resending alone does not count as another attempt.
-  CHECK(attempts_of(h, good1) == 1);
-  CHECK(attempts_of(h, bad) == 1);
+  CHECK(h.attempts_of(good1) == 1);
+  CHECK(h.attempts_of(bad) == 1);
 
   // What Meta received is hashed and shaped per the Conversions API.
   const auto e = meta.accepted_events().front();
@@ -163,7 +153,7 @@ TEST_CASE("meta: an event older than 7 days is dead without any request") {
   h.start();
   const auto old = h.enqueue(201, "Lead", lead_payload(unix_now() - 8 * 86400 - 60, "order-old"), "meta");
   REQUIRE(h.wait_state(old, "dead"));
-  CHECK(column_of(h, old, "last_error") == "event_time is 8 days old; Meta rejects events older than 7 days");
+  CHECK(h.column_of(old, "last_error") == "event_time is 8 days old; Meta rejects events older than 7 days");
   CHECK(h.server.request_count() == 0);
   h.stop();
 }
@@ -206,13 +196,13 @@ TEST_CASE("meta: a wrong token pauses the destination without burning rows; a co
   REQUIRE(eventually(
       [&] {
         return h.state_of(first) == "pending" && h.state_of(second) == "pending" &&
-               column_of(h, first, "last_error") != "" && column_of(h, second, "last_error") != "";
+               h.column_of(first, "last_error") != "" && h.column_of(second, "last_error") != "";
       },
       10s));
-  CHECK(attempts_of(h, first) == 0);  // refunded: the rows are not at fault
-  CHECK(attempts_of(h, second) == 0);
-  CHECK(column_of(h, first, "last_error").find("Meta refused the access token") != std::string::npos);
-  CHECK(column_of(h, first, "last_error").find("Meta error 190") != std::string::npos);
+  CHECK(h.attempts_of(first) == 0);  // refunded: the rows are not at fault
+  CHECK(h.attempts_of(second) == 0);
+  CHECK(h.column_of(first, "last_error").find("Meta refused the access token") != std::string::npos);
+  CHECK(h.column_of(first, "last_error").find("Meta error 190") != std::string::npos);
   CHECK(h.logs().find("destination paused") != std::string::npos);
   CHECK(meta.requests().size() == 1);  // one request, not one per row
   CHECK(meta.requests().front().error_code == 190);
@@ -239,8 +229,8 @@ TEST_CASE("meta: a wrong token pauses the destination without burning rows; a co
     CHECK(h.wait_state(third, "sent"));
   }
   for (const auto id : {first, second, third}) {
-    CHECK(meta.times_accepted(column_of(h, id, "idempotency_key")) == 1);
-    CHECK(attempts_of(h, id) == 1);
+    CHECK(meta.times_accepted(h.column_of(id, "idempotency_key")) == 1);
+    CHECK(h.attempts_of(id) == 1);
   }
 }
 
@@ -254,8 +244,8 @@ TEST_CASE("meta: throttling (code 613) is retried with the same event_id and del
   h.start();
   const auto id = h.enqueue(401, "Lead", lead_payload(unix_now() - 60, "order-401"), "meta");
   REQUIRE(h.wait_state(id, "sent", 20s));
-  CHECK(attempts_of(h, id) == 2);
-  const auto key = column_of(h, id, "idempotency_key");
+  CHECK(h.attempts_of(id) == 2);
+  const auto key = h.column_of(id, "idempotency_key");
   CHECK(meta.times_accepted(key) == 1);
   const auto reqs = h.server.requests();
   REQUIRE(reqs.size() == 2);
@@ -289,16 +279,16 @@ TEST_CASE("meta: with on_expired_lease=hold a row whose lease expired is held, n
   h.start();
   REQUIRE(h.wait_state(held, "held"));
   REQUIRE(h.wait_state(resent, "sent"));
-  CHECK(meta.times_accepted(column_of(h, held, "idempotency_key")) == 0);
-  CHECK(meta.times_accepted(column_of(h, resent, "idempotency_key")) == 1);
-  CHECK(column_of(h, held, "last_error").find("held for review") != std::string::npos);
-  CHECK(attempts_of(h, held) == 1);  // the hold itself is not an attempt
+  CHECK(meta.times_accepted(h.column_of(held, "idempotency_key")) == 0);
+  CHECK(meta.times_accepted(h.column_of(resent, "idempotency_key")) == 1);
+  CHECK(h.column_of(held, "last_error").find("held for review") != std::string::npos);
+  CHECK(h.attempts_of(held) == 1);  // the hold itself is not an attempt
   CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE delivery_id = $1 AND outcome = 'held'",
                     {std::to_string(held)}) == 1);
   // Still held a moment later: nothing resends it automatically.
   std::this_thread::sleep_for(1500ms);
   CHECK(h.state_of(held) == "held");
-  CHECK(meta.times_accepted(column_of(h, held, "idempotency_key")) == 0);
+  CHECK(meta.times_accepted(h.column_of(held, "idempotency_key")) == 0);
   h.stop();
 }
 
@@ -315,7 +305,7 @@ TEST_CASE("finding 8: a request still running at shutdown on a hold destination 
   REQUIRE(h.server.wait_for_requests(1, 10s));
   h.stop();  // the grace period ends with the request still hanging
   CHECK(h.state_of(id) == "held");
-  CHECK(column_of(h, id, "last_error").find("stopped while a request was in flight") != std::string::npos);
+  CHECK(h.column_of(id, "last_error").find("stopped while a request was in flight") != std::string::npos);
   CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE delivery_id = $1 AND outcome = 'held'",
                     {std::to_string(id)}) == 1);
 }

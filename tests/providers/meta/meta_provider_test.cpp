@@ -6,11 +6,13 @@
 #include <vector>
 
 #include "dispatcher/config/config.hpp"
+#include "tests/support/provider_test_kit.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace meta_provider_test {
 
 using namespace outbox::providers;
+using namespace outbox::test;
 using nlohmann::json;
 using std::chrono::system_clock;
 
@@ -27,22 +29,10 @@ meta_destination destination() {
 }
 
 outbound_event event(json payload, std::string key = "key-1", std::string name = "Lead") {
-  outbound_event e;
-  e.row_id = 7;
-  e.idempotency_key = std::move(key);
-  e.event_name = std::move(name);
-  e.lead_project_id = 70;
-  e.payload = std::move(payload);
-  return e;
+  return test_event(std::move(payload), std::move(key), std::move(name), 7);
 }
 
 json minimal(std::int64_t event_time = an_hour_ago) { return json{{"event_time", event_time}, {"email", "a@b.c"}}; }
-
-http_result response(int status, std::string body, header_list headers = {}) {
-  http_result r;
-  r.response = http_response{status, std::move(headers), std::move(body)};
-  return r;
-}
 
 std::string envelope(int code, std::optional<int> subcode = std::nullopt, bool transient = false,
                      std::string user_msg = {}) {
@@ -57,12 +47,6 @@ std::string envelope(int code, std::optional<int> subcode = std::nullopt, bool t
     error["error_user_msg"] = user_msg;
   }
   return json{{"error", error}}.dump();
-}
-
-std::vector<outbound_event> batch(std::size_t n) {
-  std::vector<outbound_event> events;
-  for (std::size_t i = 0; i < n; ++i) events.push_back(event(minimal(), "key-" + std::to_string(i)));
-  return events;
 }
 
 std::string problem_for(const std::vector<std::pair<std::string, std::string>>& problems, const std::string& key) {
@@ -300,8 +284,8 @@ TEST_CASE("meta: error classification table") {
 
 TEST_CASE("meta: classify success") {
   const meta_provider p{destination()};
-  const auto events = batch(3);
-  const auto out = p.classify(events, response(200, R"({"events_received":3,"messages":[],"fbtrace_id":"x"})"));
+  const auto events = test_batch(3, minimal());
+  const auto out = p.classify(events, reply(200, R"({"events_received":3,"messages":[],"fbtrace_id":"x"})"));
   REQUIRE(out.events.size() == 3);
   CHECK_FALSE(out.pause_destination.has_value());
   for (const auto& e : out.events) {
@@ -313,8 +297,8 @@ TEST_CASE("meta: classify success") {
 TEST_CASE("meta: classify code 100 splits a batch and kills a single event with Meta's message") {
   const meta_provider p{destination()};
   const auto body = envelope(100, 2804019, false, "Event at index 1: event_time is required");
-  const auto events = batch(3);
-  const auto split = p.classify(events, response(400, body));
+  const auto events = test_batch(3, minimal());
+  const auto split = p.classify(events, reply(400, body));
   REQUIRE(split.events.size() == 3);
   CHECK_FALSE(split.pause_destination.has_value());
   for (const auto& e : split.events) {
@@ -323,7 +307,7 @@ TEST_CASE("meta: classify code 100 splits a batch and kills a single event with 
     CHECK(e.error.find("resending each event alone") != std::string::npos);
   }
 
-  const auto single = p.classify(std::span{events.data(), 1}, response(400, body));
+  const auto single = p.classify(std::span{events.data(), 1}, reply(400, body));
   REQUIRE(single.events.size() == 1);
   CHECK(single.events[0].kind == outcome_kind::dead);
   CHECK_FALSE(single.events[0].resend_alone);
@@ -331,16 +315,16 @@ TEST_CASE("meta: classify code 100 splits a batch and kills a single event with 
         "Meta error 100 (subcode 2804019): Invalid event: Event at index 1: event_time is required "
         "[fbtrace_id AbC123]");
   // Without error_user_msg, Meta's message.
-  const auto plain = p.classify(std::span{events.data(), 1}, response(400, envelope(100)));
+  const auto plain = p.classify(std::span{events.data(), 1}, reply(400, envelope(100)));
   CHECK(plain.events[0].error == "Meta error 100: Invalid parameter [fbtrace_id AbC123]");
 }
 
 TEST_CASE("meta: classify token and permission errors pause the destination") {
   const meta_provider p{destination()};
-  const auto events = batch(2);
+  const auto events = test_batch(2, minimal());
   for (const int code : {190, 102, 10, 200, 294}) {
     CAPTURE(code);
-    const auto out = p.classify(events, response(400, envelope(code)));
+    const auto out = p.classify(events, reply(400, envelope(code)));
     REQUIRE(out.pause_destination.has_value());
     CHECK(out.pause_destination->find("Meta error " + std::to_string(code)) != std::string::npos);
     REQUIRE(out.events.size() == 2);
@@ -349,38 +333,38 @@ TEST_CASE("meta: classify token and permission errors pause the destination") {
       CHECK_FALSE(e.resend_alone);
     }
   }
-  CHECK(p.classify(events, response(400, envelope(190)))
+  CHECK(p.classify(events, reply(400, envelope(190)))
             .pause_destination->starts_with("Meta refused the access token (fix access_token): Meta error 190"));
-  CHECK(p.classify(events, response(400, envelope(100, 33)))
+  CHECK(p.classify(events, reply(400, envelope(100, 33)))
             .pause_destination->starts_with("Meta cannot reach pixel 1234567890"));
   const auto proof = json{{"error", {{"message", "Invalid appsecret_proof provided in the API argument"},
                                      {"type", "GraphMethodException"},
                                      {"code", 100}}}};
-  CHECK(p.classify(events, response(400, proof.dump()))
+  CHECK(p.classify(events, reply(400, proof.dump()))
             .pause_destination->starts_with("Meta refused the appsecret_proof (check app_secret)"));
 }
 
 TEST_CASE("meta: classify transient errors, 5xx, 429 and transport failures as retry") {
   const meta_provider p{destination()};
-  const auto events = batch(2);
+  const auto events = test_batch(2, minimal());
   for (const int code : {1, 2, 4, 17, 341, 613}) {
     CAPTURE(code);
-    const auto out = p.classify(events, response(400, envelope(code)));
+    const auto out = p.classify(events, reply(400, envelope(code)));
     CHECK_FALSE(out.pause_destination.has_value());
     for (const auto& e : out.events) {
       CHECK(e.kind == outcome_kind::retry);
       CHECK_FALSE(e.resend_alone);
     }
   }
-  const auto transient = p.classify(events, response(400, envelope(100, {}, true)));
+  const auto transient = p.classify(events, reply(400, envelope(100, {}, true)));
   CHECK(transient.events[0].kind == outcome_kind::retry);
   CHECK_FALSE(transient.events[0].resend_alone);
 
-  const auto throttled = p.classify(events, response(429, envelope(4), {{"retry-after", "30"}}));
+  const auto throttled = p.classify(events, reply(429, envelope(4), {{"retry-after", "30"}}));
   CHECK(throttled.events[0].kind == outcome_kind::retry);
   CHECK(throttled.events[0].retry_after == std::chrono::seconds{30});
 
-  const auto gateway = p.classify(events, response(502, "<html>Bad Gateway</html>"));
+  const auto gateway = p.classify(events, reply(502, "<html>Bad Gateway</html>"));
   CHECK(gateway.events[0].kind == outcome_kind::retry);
   CHECK(gateway.events[0].error.starts_with("HTTP 502"));
 
@@ -393,9 +377,9 @@ TEST_CASE("meta: classify transient errors, 5xx, 429 and transport failures as r
   CHECK(t.events[0].error.starts_with("timeout"));
 
   // No envelope: the generic HTTP rules.
-  const auto unauthorized = p.classify(events, response(401, "nope"));
+  const auto unauthorized = p.classify(events, reply(401, "nope"));
   CHECK(unauthorized.pause_destination.has_value());
-  const auto bad = p.classify(events, response(400, "nope"));
+  const auto bad = p.classify(events, reply(400, "nope"));
   CHECK(bad.events[0].kind == outcome_kind::dead);
 }
 

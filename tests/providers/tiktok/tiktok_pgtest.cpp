@@ -54,16 +54,6 @@ std::string payload(const std::string& order_id) {
       .dump();
 }
 
-std::string column_of(const engine_harness& h, std::int64_t id, const std::string& column) {
-  auto r = h.db.query("SELECT coalesce(" + column + "::text, '') FROM event_delivery WHERE id = $1",
-                      {std::to_string(id)});
-  return std::string(r.text(0, 0));
-}
-
-long long attempts_of(const engine_harness& h, std::int64_t id) {
-  return h.db.scalar("SELECT attempts FROM event_delivery WHERE id = $1", {std::to_string(id)});
-}
-
 std::string tiktok_answer(long long code, const std::string& message) {
   return json{{"code", code}, {"message", message}, {"request_id", "scripted"}, {"data", json::object()}}.dump();
 }
@@ -89,8 +79,8 @@ TEST_CASE("tiktok: events are delivered with hashed user data, Access-Token head
   CHECK(raw.header("access-token") == "tiktok-good-token");
   CHECK_FALSE(raw.header("authorization").has_value());
 
-  CHECK(tiktok.times_accepted(column_of(h, a, "idempotency_key")) == 1);
-  CHECK(tiktok.times_accepted(column_of(h, b, "idempotency_key")) == 1);
+  CHECK(tiktok.times_accepted(h.column_of(a, "idempotency_key")) == 1);
+  CHECK(tiktok.times_accepted(h.column_of(b, "idempotency_key")) == 1);
   const auto e = tiktok.accepted_events().front();
   CHECK(e["event"] == "SubmitForm");
   CHECK(e["event_time"] == recent);
@@ -117,13 +107,13 @@ TEST_CASE("tiktok: HTTP 200 with an error code splits the batch; the bad event i
   REQUIRE(requests.size() == 3);
   CHECK(requests[0].event_ids.size() == 2);
   CHECK(requests[0].code == 40002);
-  CHECK(tiktok.times_accepted(column_of(h, good, "idempotency_key")) == 1);
-  CHECK(tiktok.times_accepted(column_of(h, bad, "idempotency_key")) == 0);
-  CHECK(column_of(h, bad, "last_error") ==
+  CHECK(tiktok.times_accepted(h.column_of(good, "idempotency_key")) == 1);
+  CHECK(tiktok.times_accepted(h.column_of(bad, "idempotency_key")) == 0);
+  CHECK(h.column_of(bad, "last_error") ==
         "TikTok code 40002: Invalid parameter: data[0].properties.order_id 'poison'. [request_id fake-40002]");
-  CHECK(column_of(h, bad, "last_http_status") == "200");
-  CHECK(attempts_of(h, bad) == 1);
-  CHECK(attempts_of(h, good) == 1);
+  CHECK(h.column_of(bad, "last_http_status") == "200");
+  CHECK(h.attempts_of(bad) == 1);
+  CHECK(h.attempts_of(good) == 1);
   h.stop();
 }
 
@@ -135,8 +125,8 @@ TEST_CASE("tiktok: HTTP 200 with code 50002 is retried, then delivered") {
   h.start();
   const auto id = h.enqueue(801, "SubmitForm", payload("order-801"), "tiktok");
   REQUIRE(h.wait_state(id, "sent", 20s));
-  CHECK(attempts_of(h, id) == 2);
-  CHECK(tiktok.times_accepted(column_of(h, id, "idempotency_key")) == 1);
+  CHECK(h.attempts_of(id) == 2);
+  CHECK(tiktok.times_accepted(h.column_of(id, "idempotency_key")) == 1);
   auto log = h.db.query("SELECT outcome, error, http_status FROM event_delivery_attempt WHERE delivery_id = $1 ORDER BY id",
                         {std::to_string(id)});
   REQUIRE(log.rows() == 2);
@@ -153,9 +143,9 @@ TEST_CASE("tiktok: a revoked token (40105 with HTTP 200) pauses the destination 
   tiktok.install(h.server);
   h.start();
   const auto id = h.enqueue(901, "SubmitForm", payload("order-901"), "tiktok");
-  REQUIRE(eventually([&] { return h.state_of(id) == "pending" && column_of(h, id, "last_error") != ""; }, 10s));
-  CHECK(attempts_of(h, id) == 0);
-  CHECK(column_of(h, id, "last_error").find("TikTok code 40105") != std::string::npos);
+  REQUIRE(eventually([&] { return h.state_of(id) == "pending" && h.column_of(id, "last_error") != ""; }, 10s));
+  CHECK(h.attempts_of(id) == 0);
+  CHECK(h.column_of(id, "last_error").find("TikTok code 40105") != std::string::npos);
   CHECK(h.logs().find("destination paused") != std::string::npos);
   CHECK(tiktok.requests().size() == 1);
   CHECK(tiktok.accepted_events().empty());

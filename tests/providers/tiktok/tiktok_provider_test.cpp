@@ -6,11 +6,13 @@
 #include <vector>
 
 #include "dispatcher/config/config.hpp"
+#include "tests/support/provider_test_kit.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace tiktok_provider_test {
 
 using namespace outbox::providers;
+using namespace outbox::test;
 using nlohmann::json;
 using std::chrono::system_clock;
 
@@ -26,38 +28,12 @@ tiktok_destination destination() {
 }
 
 outbound_event event(json payload, std::string key = "key-1", std::string name = "SubmitForm") {
-  outbound_event e;
-  e.row_id = 9;
-  e.idempotency_key = std::move(key);
-  e.event_name = std::move(name);
-  e.payload = std::move(payload);
-  return e;
-}
-
-http_result response(int status, std::string body, header_list headers = {}) {
-  http_result r;
-  r.response = http_response{status, std::move(headers), std::move(body)};
-  return r;
+  return test_event(std::move(payload), std::move(key), std::move(name), 9);
 }
 
 std::string tiktok_body(long long code, std::string message = "OK") {
   return json{{"code", code}, {"message", std::move(message)}, {"request_id", "req-1"}, {"data", json::object()}}
       .dump();
-}
-
-std::vector<outbound_event> batch(std::size_t n) {
-  std::vector<outbound_event> events;
-  for (std::size_t i = 0; i < n; ++i) {
-    events.push_back(event(json{{"event_time", 1767225600}, {"email", "a@b.c"}}, "key-" + std::to_string(i)));
-  }
-  return events;
-}
-
-std::optional<std::string> header(const http_request& r, std::string_view name) {
-  for (const auto& [n, v] : r.headers) {
-    if (n == name) return v;
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -82,9 +58,9 @@ TEST_CASE("tiktok: golden request with every mapped field") {
   const auto request = p.build_request(std::span{&e, 1}, now);
   CHECK(request.method == "POST");
   CHECK(request.url == "https://business-api.tiktok.com/open_api/v1.3/event/track/");
-  CHECK(header(request, "access-token") == "tt-test-token");  // no "Bearer"
-  CHECK(header(request, "content-type") == "application/json");
-  CHECK_FALSE(header(request, "authorization").has_value());
+  CHECK(header_of(request, "access-token") == "tt-test-token");  // no "Bearer"
+  CHECK(header_of(request, "content-type") == "application/json");
+  CHECK_FALSE(header_of(request, "authorization").has_value());
   CHECK(request.body.find("tt-test-token") == std::string::npos);
   CHECK(json::parse(request.body) == json::parse(R"({
     "event_source": "crm",
@@ -217,28 +193,28 @@ TEST_CASE("tiktok: parse_tiktok_response and error text") {
 
 TEST_CASE("tiktok: classify") {
   const tiktok_provider p{destination()};
-  const auto events = batch(3);
+  const auto events = test_batch(3, json{{"event_time", 1767225600}, {"email", "a@b.c"}});
 
-  const auto ok = p.classify(events, response(200, tiktok_body(0)));
+  const auto ok = p.classify(events, reply(200, tiktok_body(0)));
   REQUIRE(ok.events.size() == 3);
   for (const auto& e : ok.events) CHECK(e.kind == outcome_kind::delivered);
 
   // 200 with an error code is an error.
-  const auto rejected = p.classify(events, response(200, tiktok_body(40002, "Invalid parameter: data[2].event")));
+  const auto rejected = p.classify(events, reply(200, tiktok_body(40002, "Invalid parameter: data[2].event")));
   REQUIRE(rejected.events.size() == 3);
   for (const auto& e : rejected.events) {
     CHECK(e.kind == outcome_kind::retry);
     CHECK(e.resend_alone);
   }
   const auto single = p.classify(std::span{events.data(), 1},
-                                 response(200, tiktok_body(40062, "PII fields must be hashed")));
+                                 reply(200, tiktok_body(40062, "PII fields must be hashed")));
   REQUIRE(single.events.size() == 1);
   CHECK(single.events[0].kind == outcome_kind::dead);
   CHECK(single.events[0].error == "TikTok code 40062: PII fields must be hashed [request_id req-1]");
 
   for (const long long code : {40100LL, 40132LL, 50000LL, 50002LL, 60001LL, 61000LL}) {
     CAPTURE(code);
-    const auto out = p.classify(events, response(200, tiktok_body(code, "busy")));
+    const auto out = p.classify(events, reply(200, tiktok_body(code, "busy")));
     CHECK_FALSE(out.pause_destination.has_value());
     for (const auto& e : out.events) {
       CHECK(e.kind == outcome_kind::retry);
@@ -249,24 +225,24 @@ TEST_CASE("tiktok: classify") {
 
   for (const long long code : {40102LL, 40104LL, 40105LL}) {
     CAPTURE(code);
-    const auto out = p.classify(events, response(200, tiktok_body(code, "Access token is incorrect or revoked")));
+    const auto out = p.classify(events, reply(200, tiktok_body(code, "Access token is incorrect or revoked")));
     REQUIRE(out.pause_destination.has_value());
     CHECK(out.pause_destination->starts_with("TikTok refused the access token"));
     for (const auto& e : out.events) CHECK(e.kind == outcome_kind::retry);
   }
 
   // HTTP-level failures.
-  const auto unavailable = p.classify(events, response(503, "down", {{"retry-after", "12"}}));
+  const auto unavailable = p.classify(events, reply(503, "down", {{"retry-after", "12"}}));
   CHECK(unavailable.events[0].kind == outcome_kind::retry);
   CHECK(unavailable.events[0].retry_after == std::chrono::seconds{12});
-  const auto throttled = p.classify(events, response(429, tiktok_body(40100, "Too many requests")));
+  const auto throttled = p.classify(events, reply(429, tiktok_body(40100, "Too many requests")));
   CHECK(throttled.events[0].kind == outcome_kind::retry);
-  const auto error_5xx_code = p.classify(events, response(500, tiktok_body(40002, "odd")));
+  const auto error_5xx_code = p.classify(events, reply(500, tiktok_body(40002, "odd")));
   CHECK(error_5xx_code.events[0].kind == outcome_kind::retry);
   CHECK_FALSE(error_5xx_code.events[0].resend_alone);
-  const auto forbidden = p.classify(events, response(403, "<html>forbidden</html>"));
+  const auto forbidden = p.classify(events, reply(403, "<html>forbidden</html>"));
   CHECK(forbidden.pause_destination.has_value());
-  const auto not_tiktok = p.classify(events, response(200, "<html>captive portal</html>"));
+  const auto not_tiktok = p.classify(events, reply(200, "<html>captive portal</html>"));
   CHECK(not_tiktok.events[0].kind == outcome_kind::retry);
   CHECK(not_tiktok.events[0].error.starts_with("HTTP 200 without a TikTok response code"));
 

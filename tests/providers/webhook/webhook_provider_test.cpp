@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "providers/crypto.hpp"
+#include "tests/support/provider_test_kit.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace webhook_provider_test {
 
 using namespace outbox::providers;
+using namespace outbox::test;
 using namespace std::chrono_literals;
 using std::chrono::system_clock;
 
@@ -44,18 +46,6 @@ std::vector<std::string> all_headers(const http_request& r, std::string_view nam
     if (n == name) values.push_back(v);
   }
   return values;
-}
-
-std::optional<std::string> header(const http_request& r, std::string_view name) {
-  const auto values = all_headers(r, name);
-  if (values.empty()) return std::nullopt;
-  return values.front();
-}
-
-http_result response(int status, std::string body = {}) {
-  http_result r;
-  r.response = http_response{status, {}, std::move(body)};
-  return r;
 }
 
 }  // namespace
@@ -94,16 +84,16 @@ TEST_CASE("build_request signs per Standard Webhooks") {
   CHECK(r.method == "POST");
   CHECK(r.url == "https://example.com/hook");
   CHECK(r.body == e.payload.dump());
-  CHECK(header(r, "content-type") == std::optional<std::string>{"application/json"});
-  CHECK(header(r, "webhook-id") == std::optional<std::string>{e.idempotency_key});
-  CHECK(header(r, "webhook-timestamp") == std::optional<std::string>{"1614265330"});
-  CHECK(header(r, "idempotency-key") == std::optional<std::string>{e.idempotency_key});
+  CHECK(header_of(r, "content-type") == std::optional<std::string>{"application/json"});
+  CHECK(header_of(r, "webhook-id") == std::optional<std::string>{e.idempotency_key});
+  CHECK(header_of(r, "webhook-timestamp") == std::optional<std::string>{"1614265330"});
+  CHECK(header_of(r, "idempotency-key") == std::optional<std::string>{e.idempotency_key});
 
   // Recompute independently: HMAC-SHA256(base64-decoded secret, id.timestamp.body).
   const auto key = base64_decode("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
   REQUIRE(key.has_value());
   const std::string expected = "v1," + base64_encode(hmac_sha256(*key, e.idempotency_key + ".1614265330." + r.body));
-  CHECK(header(r, "webhook-signature") == std::optional<std::string>{expected});
+  CHECK(header_of(r, "webhook-signature") == std::optional<std::string>{expected});
 }
 
 TEST_CASE("a row's stored payload text is the body, byte for byte, and is what gets signed") {
@@ -116,7 +106,7 @@ TEST_CASE("a row's stored payload text is the body, byte for byte, and is what g
   CHECK(r.body == e.payload_text);
   const auto key = base64_decode("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
   REQUIRE(key.has_value());
-  CHECK(header(r, "webhook-signature") ==
+  CHECK(header_of(r, "webhook-signature") ==
         std::optional<std::string>{"v1," + base64_encode(hmac_sha256(*key, "key-1.1614265330." + e.payload_text))});
 }
 
@@ -144,7 +134,7 @@ TEST_CASE("a raw (non-whsec) secret signs with its own bytes") {
   const http_request r = p.build_request({&e, 1}, t);
   CHECK(r.body == R"({"a":1})");
   // Computed with Python's hmac module.
-  CHECK(header(r, "webhook-signature") ==
+  CHECK(header_of(r, "webhook-signature") ==
         std::optional<std::string>{"v1,xJK1TZRHSMm4QaPbuz8LpDmHQwjbUoHWWoj20Hlc/l0="});
 }
 
@@ -157,11 +147,11 @@ TEST_CASE("the body is compact and byte-identical on every attempt") {
 
   CHECK(r1.body == R"({"event_name":"Lead","nested":{"a":2,"b":1},"test":2432232314,"value":12.5})");
   CHECK(r1.body == r2.body);
-  CHECK(header(r1, "webhook-id") == header(r2, "webhook-id"));
-  CHECK(header(r1, "idempotency-key") == header(r2, "idempotency-key"));
+  CHECK(header_of(r1, "webhook-id") == header_of(r2, "webhook-id"));
+  CHECK(header_of(r1, "idempotency-key") == header_of(r2, "idempotency-key"));
   // The timestamp and so the signature are per attempt.
-  CHECK(header(r2, "webhook-timestamp") == std::optional<std::string>{std::to_string(vector_timestamp + 3 * 3600)});
-  CHECK(header(r1, "webhook-signature") != header(r2, "webhook-signature"));
+  CHECK(header_of(r2, "webhook-timestamp") == std::optional<std::string>{std::to_string(vector_timestamp + 3 * 3600)});
+  CHECK(header_of(r1, "webhook-signature") != header_of(r2, "webhook-signature"));
   // Same attempt time, same request: fully deterministic.
   CHECK(p.build_request({&first, 1}, t0).headers == r1.headers);
 }
@@ -170,10 +160,10 @@ TEST_CASE("no secret, no signature header") {
   const webhook_provider p{webhook_destination{"http://hooks.internal/x", "", {}}};
   const auto e = event();
   const http_request r = p.build_request({&e, 1}, t0);
-  CHECK_FALSE(header(r, "webhook-signature").has_value());
-  CHECK(header(r, "webhook-id").has_value());
-  CHECK(header(r, "webhook-timestamp").has_value());
-  CHECK(header(r, "idempotency-key").has_value());
+  CHECK_FALSE(header_of(r, "webhook-signature").has_value());
+  CHECK(header_of(r, "webhook-id").has_value());
+  CHECK(header_of(r, "webhook-timestamp").has_value());
+  CHECK(header_of(r, "idempotency-key").has_value());
 }
 
 TEST_CASE("extra headers are sent but cannot override ours") {
@@ -185,10 +175,10 @@ TEST_CASE("extra headers are sent but cannot override ours") {
                                                 {"authorization", "Bearer t"}}}};
   const auto e = event();
   const http_request r = p.build_request({&e, 1}, t0);
-  CHECK(header(r, "x-foo") == std::optional<std::string>{"bar"});
-  CHECK(header(r, "authorization") == std::optional<std::string>{"Bearer t"});
+  CHECK(header_of(r, "x-foo") == std::optional<std::string>{"bar"});
+  CHECK(header_of(r, "authorization") == std::optional<std::string>{"Bearer t"});
   CHECK(all_headers(r, "webhook-signature").size() == 1);
-  CHECK(header(r, "webhook-signature") != std::optional<std::string>{"forged"});
+  CHECK(header_of(r, "webhook-signature") != std::optional<std::string>{"forged"});
   CHECK(all_headers(r, "Webhook-Signature").empty());
   CHECK(all_headers(r, "idempotency-key") == std::vector<std::string>{e.idempotency_key});
 }
@@ -222,18 +212,18 @@ TEST_CASE("validate rejects events that cannot be signed or sent") {
 TEST_CASE("classify uses the generic HTTP outcome") {
   const webhook_provider p{webhook_destination{"https://example.com/hook", "", {}}};
   const auto e = event();
-  const auto ok = p.classify({&e, 1}, response(204));
+  const auto ok = p.classify({&e, 1}, reply(204));
   REQUIRE(ok.events.size() == 1);
   CHECK(ok.events[0].kind == outcome_kind::delivered);
 
-  const auto busy = p.classify({&e, 1}, response(503, "later"));
+  const auto busy = p.classify({&e, 1}, reply(503, "later"));
   CHECK(busy.events[0].kind == outcome_kind::retry);
   CHECK(busy.events[0].error == "HTTP 503: later");
 
-  const auto gone = p.classify({&e, 1}, response(404, "no such hook"));
+  const auto gone = p.classify({&e, 1}, reply(404, "no such hook"));
   CHECK(gone.events[0].kind == outcome_kind::dead);
 
-  const auto denied = p.classify({&e, 1}, response(401, "bad signature"));
+  const auto denied = p.classify({&e, 1}, reply(401, "bad signature"));
   CHECK(denied.pause_destination.has_value());
   CHECK(denied.events[0].kind == outcome_kind::retry);
 }
