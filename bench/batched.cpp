@@ -75,9 +75,9 @@ void print_batched_summary(const json& b) {
   std::cout << "\nbatched: " << fmt(num(b, "throughput", "rows")) << " meta rows, batch size "
             << fmt(num(b, "meta_batch_size")) << ", claim batch " << fmt(num(b, "claim_batch")) << ", max in flight "
             << fmt(num(b, "max_in_flight")) << "\n"
-            << format_table(rows) << "claim-and-settle ceiling (no dispatcher, same run): "
-            << fmt(num(b, "ceiling", "rows_per_second")) << " rows/s, PostgreSQL "
-            << fmt(num(b, "ceiling", "postgres_cpu_us_per_row"), 1) << " us/row\n"
+            << format_table(rows)
+            << "claim-and-settle ceiling (no dispatcher, same run): " << fmt(num(b, "ceiling", "rows_per_second"))
+            << " rows/s, PostgreSQL " << fmt(num(b, "ceiling", "postgres_cpu_us_per_row"), 1) << " us/row\n"
             << "drain / ceiling: " << fmt(num(b, "drain", "rows_per_second") / num(b, "ceiling", "rows_per_second"), 2)
             << " (target >= 0.7)\n"
             << std::flush;

@@ -43,15 +43,15 @@ std::vector<std::string> sent_settle(const std::vector<std::string>& ids, const 
   const std::string now_ms = std::to_string(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count());
-  return {"bench-ceiling",        id_list,
-          repeated(token, n),     repeated("sent", n),
-          repeated("0", n),       repeated("f", n),
-          repeated("1", n),       repeated(now_ms, n),
-          repeated("3", n),       repeated("delivered", n),
-          repeated("200", n),     repeated("\"\"", n),
-          repeated("\"{}\"", n),  repeated("t", n),
-          repeated("\"\"", n),    repeated("\"\"", n),
-          repeated("\"\"", n),    repeated("\"\"", n),
+  return {"bench-ceiling",       id_list,
+          repeated(token, n),    repeated("sent", n),
+          repeated("0", n),      repeated("f", n),
+          repeated("1", n),      repeated(now_ms, n),
+          repeated("3", n),      repeated("delivered", n),
+          repeated("200", n),    repeated("\"\"", n),
+          repeated("\"{}\"", n), repeated("t", n),
+          repeated("\"\"", n),   repeated("\"\"", n),
+          repeated("\"\"", n),   repeated("\"\"", n),
           repeated("0", n)};
 }
 
@@ -109,8 +109,8 @@ json run_ceiling(const options& o) {
   for (;;) {
     const std::string token = random_token(rng);
     const auto c0 = steady::now();
-    const std::vector<std::optional<std::string>> args{
-        "bench-ceiling", token, "60", std::to_string(batch), "12", "{}", std::nullopt};
+    const std::vector<std::optional<std::string>> args{"bench-ceiling", token, "60", std::to_string(batch), "12", "{}",
+                                                       std::nullopt};
     const auto claimed = conn.exec_prepared_nullable("claim", args);
     claim_ms.push_back(ms_between(c0, steady::now()));
     ++statements;

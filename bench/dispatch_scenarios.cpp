@@ -24,9 +24,8 @@ using json = nlohmann::json;
 json run_throughput(const options& o, bool drain) {
   const std::string name = drain ? "drain" : "throughput";
   note(name + ": " + std::to_string(o.rows) + " " + o.provider + " rows, multi-row inserts of " +
-       std::to_string(o.insert_batch) +
-       (drain ? ", all inserted before the dispatcher starts" : "") + " (load " + std::to_string(load_average_1m()) +
-       ")");
+       std::to_string(o.insert_batch) + (drain ? ", all inserted before the dispatcher starts" : "") + " (load " +
+       std::to_string(load_average_1m()) + ")");
   dispatcher_setup s(o, name);
   pg conn(s.db().conninfo());
   cluster_cpu cluster(conn.backend_pid());
@@ -69,8 +68,9 @@ json run_throughput(const options& o, bool drain) {
   const auto deadline = t_start + limit;
   const auto expected = static_cast<std::size_t>(o.rows);
   while (s.sink().count() < expected) {
-    if (steady::now() > deadline) s.failed("only " + std::to_string(s.sink().count()) + " of " +
-                                           std::to_string(o.rows) + " requests arrived in time");
+    if (steady::now() > deadline)
+      s.failed("only " + std::to_string(s.sink().count()) + " of " + std::to_string(o.rows) +
+               " requests arrived in time");
     if (!s.proc().running()) s.failed("the dispatcher exited");
     std::this_thread::sleep_for(1ms);
   }
@@ -78,7 +78,8 @@ json run_throughput(const options& o, bool drain) {
   // Any unfinished row left, from the work index (sql/0007): counting the
   // pending and sending rows read the whole table on every poll, and the
   // harness's own CPU in PostgreSQL was counted in the window (1.6 - 3 us per row).
-  while (conn.scalar("SELECT count(*) FROM (SELECT 1 FROM event_delivery WHERE final_state IS NULL LIMIT 1) AS left_over") >
+  while (conn.scalar(
+             "SELECT count(*) FROM (SELECT 1 FROM event_delivery WHERE final_state IS NULL LIMIT 1) AS left_over") >
          0) {
     if (steady::now() > deadline + 30s) s.failed("rows still pending or sending long after every request arrived");
     std::this_thread::sleep_for(1ms);
@@ -228,9 +229,9 @@ json run_latency(const options& o) {
   }
   lat["min"] = latency.empty() ? 0.0 : latency.front();
   lat["max"] = latency.empty() ? 0.0 : latency.back();
-  lat["mean"] = latency.empty() ? 0.0
-                                 : std::accumulate(latency.begin(), latency.end(), 0.0) /
-                                       static_cast<double>(latency.size());
+  lat["mean"] = latency.empty()
+                    ? 0.0
+                    : std::accumulate(latency.begin(), latency.end(), 0.0) / static_cast<double>(latency.size());
   out["commit_to_request_ms"] = lat;
   out["enqueue_round_trip_ms"] = {{"p50", percentile(rtt, 50)}, {"p99", percentile(rtt, 99)}, {"max", rtt.back()}};
   out["schedule_lag_ms"] = {{"p99", percentile(lag, 99)}, {"max", lag.back()}};

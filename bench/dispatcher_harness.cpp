@@ -74,10 +74,9 @@ void dispatcher_setup::start(bool wait, const std::string& label) {
   for (int i = 1; i < opts_.dispatchers; ++i) {
     auto own = env;
     own.emplace_back("OUTBOX_INSTANCE_NAME", "bench-" + std::to_string(i));
-    others_.push_back(std::make_unique<child_process>(opts_.dispatcher, std::vector<std::string>{"run"},
-                                                      child_environment(own),
-                                                      opts_.log_dir + "/dispatcher-" + name + "-" +
-                                                          std::to_string(i) + ".log"));
+    others_.push_back(
+        std::make_unique<child_process>(opts_.dispatcher, std::vector<std::string>{"run"}, child_environment(own),
+                                        opts_.log_dir + "/dispatcher-" + name + "-" + std::to_string(i) + ".log"));
   }
   if (opts_.dispatchers > 1) settings_["dispatchers"] = opts_.dispatchers;
   if (opts_.dispatcher_nice) {
@@ -147,8 +146,9 @@ void window::end(pg& conn) {
   pg1 = cluster_.seconds();
   const auto per_pid = cluster_.since_mark();
   std::map<pid_t, std::string> role;
-  const auto r = conn.exec("SELECT pid, backend_type, coalesce(query, ''), coalesce(application_name, '') "
-                           "FROM pg_stat_activity");
+  const auto r = conn.exec(
+      "SELECT pid, backend_type, coalesce(query, ''), coalesce(application_name, '') "
+      "FROM pg_stat_activity");
   for (int i = 0; i < PQntuples(r.get()); ++i) {
     const auto pid = static_cast<pid_t>(std::stol(value(r, i, 0)));
     const std::string type = value(r, i, 1), query = value(r, i, 2), app = value(r, i, 3);

@@ -49,9 +49,10 @@ std::string request_bytes(std::int64_t i, std::uint16_t port) {
   const std::string body = webhook_payload(i);
   return "POST /hook HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
          "\r\nUser-Agent: outbox-dispatcher\r\ncontent-type: application/json\r\nwebhook-id: floor-" +
-         std::to_string(i) + "\r\nwebhook-timestamp: 1767225600\r\nwebhook-signature: v1,"
-         "K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDDX0bH5A=\r\nidempotency-key: floor-" + std::to_string(i) +
-         "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+         std::to_string(i) +
+         "\r\nwebhook-timestamp: 1767225600\r\nwebhook-signature: v1,"
+         "K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDDX0bH5A=\r\nidempotency-key: floor-" +
+         std::to_string(i) + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 struct floor_run {
@@ -135,7 +136,8 @@ json run_http_floor(const options& o) {
   out["client_cpu_us_per_request"] = user_us + system_us;
   out["client_user_us_per_request"] = user_us;
   out["client_system_us_per_request"] = system_us;
-  out["sink_cpu_us_per_request"] = ((process1 - process0) - (cpu1.user - cpu0.user) - (cpu1.system - cpu0.system)) / n * 1e6;
+  out["sink_cpu_us_per_request"] =
+      ((process1 - process0) - (cpu1.user - cpu0.user) - (cpu1.system - cpu0.system)) / n * 1e6;
   out["sink_requests"] = sink.requests();
   note("http-floor: " + fmt(n / seconds) + " requests/s, client " + fmt(user_us + system_us, 1) + " us/request (user " +
        fmt(user_us, 1) + ", system " + fmt(system_us, 1) + ")");

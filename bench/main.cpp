@@ -109,8 +109,7 @@ options parse(int argc, char** argv) {
     if (a == "--rows") {
       o.rows = std::stoll(next());
       o.rows_given = true;
-    }
-    else if (a == "--insert-batch") o.insert_batch = std::stoi(next());
+    } else if (a == "--insert-batch") o.insert_batch = std::stoi(next());
     else if (a == "--rate") o.rate = std::stod(next());
     else if (a == "--seconds") o.seconds = std::stod(next());
     else if (a == "--warmup") o.warmup = std::stod(next());
@@ -150,8 +149,8 @@ options parse(int argc, char** argv) {
   }
   if (o.rows < 1 || o.insert_batch < 1 || o.rate <= 0 || o.seconds <= 0 || o.warmup < 0 || o.trigger_seconds < 1 ||
       o.clients < 1 || o.producers < 1 || o.pgbench_threads < 1 || o.sink_threads < 1 || o.wake_seconds < 1 ||
-      o.wake_poll_ms < 1 || o.meta_batch < 1 || o.wake_clients.empty() || o.dispatchers < 1 ||
-      o.fleet_sizes.empty() || o.preload_sent < 0)
+      o.wake_poll_ms < 1 || o.meta_batch < 1 || o.wake_clients.empty() || o.dispatchers < 1 || o.fleet_sizes.empty() ||
+      o.preload_sent < 0)
     throw std::invalid_argument("numbers must be positive");
   for (int c : o.wake_clients)
     if (c < 1) throw std::invalid_argument("--wake-clients: client counts must be positive");
@@ -237,8 +236,8 @@ void print_summary(const json& all, const options& o) {
     have_dispatch = true;
   }
   if (have_dispatch) {
-    rows.push_back({"dispatcher peak RSS", fmt(peak_rss, 1) + " MB", "< 20 MB", verdict(peak_rss < 20),
-                    "~100 MB each"});
+    rows.push_back(
+        {"dispatcher peak RSS", fmt(peak_rss, 1) + " MB", "< 20 MB", verdict(peak_rss < 20), "~100 MB each"});
     rows.push_back({"duplicate deliveries", fmt(duplicates), "0", verdict(duplicates == 0), ""});
   }
   if (all.contains("trigger_cost")) {

@@ -10,13 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <dirent.h>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -57,7 +57,9 @@ double status_mb(const std::string& status, const char* key) {
   return std::strtod(status.c_str() + at + std::strlen(key), nullptr) / 1024.0;  // kB
 }
 
-double timeval_seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; }
+double timeval_seconds(const timeval& t) {
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+}
 
 }  // namespace
 
@@ -88,9 +90,9 @@ pg_result pg::check(PGresult* raw, const std::string& what) {
 pg_result pg::exec(const std::string& sql, const std::vector<std::string>& params) {
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p.c_str());
-  return check(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-                            nullptr, 0),
-               sql);
+  return check(
+      PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0),
+      sql);
 }
 
 void pg::prepare(const std::string& name, const std::string& sql) {
@@ -100,15 +102,15 @@ void pg::prepare(const std::string& name, const std::string& sql) {
 pg_result pg::exec_prepared(const std::string& name, const std::vector<std::string>& params) {
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p.c_str());
-  return check(
-      PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0), name);
+  return check(PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0),
+               name);
 }
 
 pg_result pg::exec_prepared_nullable(const std::string& name, const std::vector<std::optional<std::string>>& params) {
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  return check(
-      PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0), name);
+  return check(PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0),
+               name);
 }
 
 std::int64_t pg::scalar(const std::string& sql, const std::vector<std::string>& params) {
@@ -211,9 +213,7 @@ child_process::exit_report child_process::terminate(std::chrono::seconds grace) 
   return reap(steady::now() + grace, true);
 }
 
-child_process::exit_report child_process::wait(std::chrono::seconds limit) {
-  return reap(steady::now() + limit, true);
-}
+child_process::exit_report child_process::wait(std::chrono::seconds limit) { return reap(steady::now() + limit, true); }
 
 std::string child_process::output_tail(std::size_t lines) const {
   std::ifstream in(output_);
@@ -348,7 +348,8 @@ std::string fmt(double v, int decimals) {
   if (decimals == 0 && std::fabs(v) >= 10000) {  // thousands separators for big counts
     const bool neg = s.front() == '-';
     std::string digits = neg ? s.substr(1) : s;
-    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), 1, ',');  // (pos, count, char): GCC 12 -O3 warns falsely on (pos, "")
+    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
+      digits.insert(static_cast<std::size_t>(i), 1, ',');  // (pos, count, char): GCC 12 -O3 warns falsely on (pos, "")
     s = (neg ? "-" : "") + digits;
   }
   return s;

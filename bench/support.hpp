@@ -46,7 +46,7 @@ struct options {
   // wake modes
   std::vector<int> wake_clients{1, 4, 16, 32};
   int wake_seconds = 20;
-  int wake_poll_ms = 100;     // OUTBOX_POLL_INTERVAL_MS in every mode (`none` delivers by polling)
+  int wake_poll_ms = 100;    // OUTBOX_POLL_INTERVAL_MS in every mode (`none` delivers by polling)
   std::string db_wake_mode;  // set with outbox_set_wake_mode before the dispatcher starts ("": keep)
 
   // what the rows are and where they go: "webhook" or "meta" (see workload.hpp)
@@ -65,9 +65,9 @@ struct options {
   std::vector<std::pair<std::string, std::string>> extra_env;
 
   int sink_threads = 1;
-  int dispatchers = 1;  // dispatcher processes against the one database (throughput, drain)
+  int dispatchers = 1;                    // dispatcher processes against the one database (throughput, drain)
   std::vector<int> fleet_sizes{1, 2, 4};  // fleet: --dispatchers of each drain
-  std::int64_t preload_sent = 0;  // ceiling: `sent` rows in the table before measuring
+  std::int64_t preload_sent = 0;          // ceiling: `sent` rows in the table before measuring
 };
 
 // Prints a progress line to stderr ("outbox_bench: ...").
@@ -125,14 +125,14 @@ class child_process {
   child_process& operator=(const child_process&) = delete;
 
   struct exit_report {
-    int status = 0;       // raw wait status
+    int status = 0;  // raw wait status
     bool exited_ok = false;
     bool killed = false;  // needed SIGKILL after the grace period
     double cpu_seconds = 0;
     // ru_maxrss. Beware: posix_spawn (vfork-like) children report the parent's
     // RSS from before exec when it is larger, so prefer vm_hwm_mb.
     double max_rss_mb = 0;
-    double vm_hwm_mb = 0;  // VmHWM: highest seen while waiting for the exit
+    double vm_hwm_mb = 0;     // VmHWM: highest seen while waiting for the exit
     double stop_seconds = 0;  // SIGTERM to exit
   };
 

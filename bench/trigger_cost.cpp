@@ -32,8 +32,8 @@ json run_trigger_cost(const options& o) {
   out["script"] = script_path;
   out["load_average_before"] = load_average_1m();
   for (const std::string mode : {"with_trigger", "without_trigger"}) {
-    conn.exec("ALTER TABLE event_delivery " + std::string(mode == "with_trigger" ? "ENABLE" : "DISABLE") +
-              " TRIGGER " + trigger);
+    conn.exec("ALTER TABLE event_delivery " + std::string(mode == "with_trigger" ? "ENABLE" : "DISABLE") + " TRIGGER " +
+              trigger);
     conn.exec("TRUNCATE event_delivery, event_delivery_attempt");
     conn.exec("CHECKPOINT");
     json r = run_enqueue_pgbench(o, db, conn, script_path, o.clients, o.trigger_seconds, mode);

@@ -28,8 +28,7 @@ struct workload {
 [[nodiscard]] lean_sink::protocol sink_protocol(const options& o);
 
 // The dispatcher's destination settings (OUTBOX_DEST__...) pointing at `sink`.
-[[nodiscard]] std::vector<std::pair<std::string, std::string>> destination_env(const options& o,
-                                                                               const lean_sink& sink);
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> destination_env(const options& o, const lean_sink& sink);
 
 // One webhook row's payload for lead `lead` (the latency scenario's producers).
 [[nodiscard]] std::string webhook_payload(std::int64_t lead);

@@ -42,8 +42,7 @@ std::vector<const char*> c_values(const params& args) {
 
 }  // namespace
 
-connection::connection(asio::any_io_executor ex, pgconn_ptr conn)
-    : conn_(std::move(conn)), socket_(ex), timer_(ex) {}
+connection::connection(asio::any_io_executor ex, pgconn_ptr conn) : conn_(std::move(conn)), socket_(ex), timer_(ex) {}
 
 connection& connection::operator=(connection&& other) noexcept {
   if (this != &other) {
@@ -141,8 +140,8 @@ asio::awaitable<connection> connection::async_connect(asio::any_io_executor ex, 
       c.close();
       throw error(error_kind::connect, std::move(message));
     }
-    const bool ready = co_await c.async_wait(status == PGRES_POLLING_READING ? wait_for::read : wait_for::write,
-                                             deadline);
+    const bool ready =
+        co_await c.async_wait(status == PGRES_POLLING_READING ? wait_for::read : wait_for::write, deadline);
     if (!ready) {
       c.close();
       throw error(error_kind::connect, "timed out connecting to PostgreSQL");
@@ -160,8 +159,8 @@ asio::awaitable<connection> connection::async_connect(asio::any_io_executor ex, 
 asio::awaitable<bool> connection::async_wait(wait_for what, clock::time_point deadline) {
   if (!conn_) throw error(error_kind::connection, "connection is closed");
   timer_.expires_at(deadline);
-  const auto type = what == wait_for::read ? asio::posix::stream_descriptor::wait_read
-                                           : asio::posix::stream_descriptor::wait_write;
+  const auto type =
+      what == wait_for::read ? asio::posix::stream_descriptor::wait_read : asio::posix::stream_descriptor::wait_write;
   auto outcome = co_await (socket_.async_wait(type, use_tuple) || timer_.async_wait(use_tuple));
   if (outcome.index() == 1) co_return false;
   const auto [ec] = std::get<0>(outcome);
@@ -217,10 +216,8 @@ asio::awaitable<result> connection::async_collect(clock::time_point deadline, st
         break;
       case PGRES_COPY_IN:
       case PGRES_COPY_OUT:
-      case PGRES_COPY_BOTH:
-        fail(error_kind::connection, "COPY is not supported on this connection");
-      default:
-        last = result(std::move(r));
+      case PGRES_COPY_BOTH: fail(error_kind::connection, "COPY is not supported on this connection");
+      default: last = result(std::move(r));
     }
   }
   collect_notifications();

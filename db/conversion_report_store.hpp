@@ -24,6 +24,6 @@ namespace outbox::db {
 //     last_problem: null or the latest PARTIAL_SUCCESS/FAILURE/UNKNOWN request
 //     {request_id, status, detail, checked_at, row_count}}.
 [[nodiscard]] boost::asio::awaitable<nlohmann::json> async_conversion_report(connection& conn,
-                                                                           std::span<const std::string> match_keys);
+                                                                             std::span<const std::string> match_keys);
 
 }  // namespace outbox::db

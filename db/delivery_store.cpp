@@ -177,7 +177,8 @@ asio::awaitable<std::vector<std::int64_t>> release_orphans(connection& conn, con
 const std::string& sweep_statement(bool dry_run) {
   static const std::string wet =
       std::string("WITH expired AS (") + sql::sweep_candidates + " FOR UPDATE OF d SKIP LOCKED)" + sql::sweep_tail;
-  static const std::string dry = std::string("WITH expired AS (") + sql::sweep_candidates + ")" + sql::sweep_dry_run_tail;
+  static const std::string dry =
+      std::string("WITH expired AS (") + sql::sweep_candidates + ")" + sql::sweep_dry_run_tail;
   return dry_run ? dry : wet;
 }
 
@@ -191,8 +192,8 @@ asio::awaitable<std::vector<swept_row>> sweep(connection& conn, const sweep_requ
 asio::awaitable<std::optional<std::chrono::milliseconds>> next_due(connection& conn,
                                                                    std::span<const std::string> skip_destinations) {
   params args{text_array(skip_destinations)};
-  const auto r = co_await conn.async_query_prepared("outbox_next_due_v3", sql::next_due, std::move(args),
-                                                    delivery_timeout);
+  const auto r =
+      co_await conn.async_query_prepared("outbox_next_due_v3", sql::next_due, std::move(args), delivery_timeout);
   const auto ms = r.opt_int64(0, 0);
   if (!ms) co_return std::nullopt;
   co_return std::chrono::milliseconds(std::max<std::int64_t>(*ms, 0));
@@ -217,14 +218,10 @@ asio::awaitable<void> record_policies(connection& conn, const std::string& owner
 
 std::string_view to_string(settle_state s) {
   switch (s) {
-    case settle_state::sent:
-      return "sent";
-    case settle_state::dead:
-      return "dead";
-    case settle_state::held:
-      return "held";
-    case settle_state::pending:
-      break;
+    case settle_state::sent: return "sent";
+    case settle_state::dead: return "dead";
+    case settle_state::held: return "held";
+    case settle_state::pending: break;
   }
   return "pending";
 }

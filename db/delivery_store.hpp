@@ -56,16 +56,16 @@ struct settlement {
   std::string lease_token;
   settle_state state = settle_state::pending;
   std::chrono::milliseconds retry_delay{0};  // for pending
-  bool refund_attempt = false;  // pending without counting this attempt (nothing was sent)
-  bool log_attempt = true;      // false for put-backs that made no request: no attempts-log row
-  int attempt = 0;              // attempt number, for the log
+  bool refund_attempt = false;               // pending without counting this attempt (nothing was sent)
+  bool log_attempt = true;                   // false for put-backs that made no request: no attempts-log row
+  int attempt = 0;                           // attempt number, for the log
   sys_clock::time_point started_at;
   std::chrono::milliseconds duration{0};
   std::string outcome;  // attempt log outcome: delivered, retry, dead, paused...
   std::optional<int> http_status;
-  std::string error;             // cleaned (valid UTF-8, no NUL, bounded) before it is sent
-  std::string response_excerpt;  // likewise
-  std::string note;              // attempts log only: what else to know about the attempt
+  std::string error;                        // cleaned (valid UTF-8, no NUL, bounded) before it is sent
+  std::string response_excerpt;             // likewise
+  std::string note;                         // attempts log only: what else to know about the attempt
   std::vector<std::string> dropped_fields;  // attempts log: fields the provider left out, with why
   std::vector<std::string> match_keys;      // attempts log: match keys the request carried
   // Accepted by a provider that processes later (Google Data Manager): its request

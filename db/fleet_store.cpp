@@ -68,8 +68,12 @@ SELECT coalesce(json_agg(json_build_object(
 FROM outbox_dispatcher_heartbeat)sql";
 
 asio::awaitable<void> beat(connection& conn, const heartbeat& b) {
-  params args{b.instance, clean_text(b.version, 100), clean_text(b.host, 200), std::to_string(b.pid),
-              std::to_string(epoch_ms(b.started_at)), std::to_string(b.sweep_interval.count()),
+  params args{b.instance,
+              clean_text(b.version, 100),
+              clean_text(b.host, 200),
+              std::to_string(b.pid),
+              std::to_string(epoch_ms(b.started_at)),
+              std::to_string(b.sweep_interval.count()),
               b.automatic_pauses.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
   (void)co_await conn.async_query(beat_sql, std::move(args), fleet_timeout);
 }
@@ -92,8 +96,8 @@ asio::awaitable<std::vector<destination_lag>> delivery_lag(connection& conn) {
   const auto r = co_await conn.async_query(delivery_lag_sql, {}, fleet_timeout);
   std::vector<destination_lag> out;
   for (int i = 0; i < r.rows(); ++i) {
-    out.push_back({std::string(r.text(i, 0)), std::string(r.text(i, 1)), std::stod(std::string(r.text(i, 2))),
-                   r.int64(i, 3)});
+    out.push_back(
+        {std::string(r.text(i, 0)), std::string(r.text(i, 1)), std::stod(std::string(r.text(i, 2))), r.int64(i, 3)});
   }
   co_return out;
 }

@@ -40,12 +40,12 @@ struct resume_request {
 // Resume requests newer than `since` (a timestamp from the previous call; empty
 // on the first, which only learns the database's clock). `since` is updated.
 [[nodiscard]] boost::asio::awaitable<outcome<std::vector<resume_request>>> async_resume_requests(connection& conn,
-                                                                                                std::string& since);
+                                                                                                 std::string& since);
 
 struct destination_lag {
   std::string provider;
   std::string destination;
-  double seconds = 0;  // age by created_at of the oldest row not yet delivered (pending or sending)
+  double seconds = 0;     // age by created_at of the oldest row not yet delivered (pending or sending)
   std::int64_t rows = 0;  // pending and sending rows
 };
 
@@ -61,8 +61,8 @@ struct destination_lag {
 // Records a "retry now" for the destination and signals it; returns how many live
 // dispatchers report an automatic pause of it.
 [[nodiscard]] boost::asio::awaitable<std::int64_t> async_request_resume(connection& conn, const std::string& provider,
-                                                                       const std::string& destination,
-                                                                       const std::string& by);
+                                                                        const std::string& destination,
+                                                                        const std::string& by);
 // Live dispatchers (seen within three sweep intervals) and the others, newest first:
 // [{"instance", "version", "host", "pid", "started_at", "last_seen", "live", "automatic_pauses"}].
 [[nodiscard]] boost::asio::awaitable<nlohmann::json> async_fleet(connection& conn);

@@ -248,8 +248,7 @@ asio::awaitable<void> async_import_batch(connection& conn, const ledger_import_r
   std::exception_ptr failure;
   try {
     for (std::size_t i = 0; i < req.ledgers.size(); ++i) {
-      params args{std::to_string(low), std::to_string(high), req.ledgers[i].provider,
-                  std::to_string(req.sample_limit)};
+      params args{std::to_string(low), std::to_string(high), req.ledgers[i].provider, std::to_string(req.sample_limit)};
       if (!req.dry_run) {
         args.emplace_back(req.ledgers[i].column);
         args.emplace_back(req.destination);
@@ -292,9 +291,8 @@ asio::awaitable<void> async_import_batch(connection& conn, const ledger_import_r
 // switch finds its row. Accounts staying on the Ads API pass
 // --ledger google_events_sent=google_ads.
 std::vector<ledger_mapping> default_ledger_mappings() {
-  return {{"capi_events_sent", "meta"},
-          {"tiktok_events_sent", "tiktok"},
-          {"google_events_sent", "google_data_manager"}};
+  return {
+      {"capi_events_sent", "meta"}, {"tiktok_events_sent", "tiktok"}, {"google_events_sent", "google_data_manager"}};
 }
 
 bool is_valid_identifier(std::string_view name) {
@@ -359,9 +357,9 @@ asio::awaitable<ledger_import_summary> async_import_ledgers(connection& conn, co
     c.column = l.column;
     c.provider = l.provider;
     summary.ledgers.push_back(std::move(c));
-    statements.push_back(render(std::string(ledger_entries_sql) +
-                                    (req.dry_run ? count_ledger_tail_sql : import_ledger_tail_sql),
-                                names, quote_identifier(l.column)));
+    statements.push_back(
+        render(std::string(ledger_entries_sql) + (req.dry_run ? count_ledger_tail_sql : import_ledger_tail_sql), names,
+               quote_identifier(l.column)));
   }
   const auto next_batch = render(next_batch_sql, names);
   std::int64_t low = std::numeric_limits<std::int64_t>::min();

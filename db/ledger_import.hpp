@@ -40,9 +40,9 @@ struct ledger_import_request {
   std::string id_column = "id";        // an integer column, ideally the primary key (keyset pagination)
   std::vector<ledger_mapping> ledgers = default_ledger_mappings();
   std::string destination = "default";
-  int batch_size = 1000;  // leads per transaction, 1..100000
-  bool dry_run = false;   // count only, in read-only transactions
-  int sample_limit = 5;   // unparseable entries kept per ledger, for the report
+  int batch_size = 1000;                                        // leads per transaction, 1..100000
+  bool dry_run = false;                                         // count only, in read-only transactions
+  int sample_limit = 5;                                         // unparseable entries kept per ledger, for the report
   std::function<void(const ledger_import_progress&)> on_batch;  // optional, after every batch
 };
 
@@ -99,6 +99,6 @@ class ledger_import_error : public std::runtime_error {
 // ledgers: json/jsonb), then imports batch by batch. Throws db::error on
 // database failures; batches committed before a failure stay (a rerun skips them).
 [[nodiscard]] asio::awaitable<ledger_import_summary> async_import_ledgers(connection& conn,
-                                                                         const ledger_import_request& req);
+                                                                          const ledger_import_request& req);
 
 }  // namespace outbox::db

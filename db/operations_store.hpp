@@ -4,8 +4,8 @@
 // touches the idempotency key or payload, prune works in small batches that hold
 // no long locks.
 #include <chrono>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,12 +70,12 @@ enum class manual_settlement {
 // outcome `discarded` or `marked_sent`, by `actor`, with `reason`). Waits for rows
 // another session has locked (bounded by the session's lock_timeout).
 [[nodiscard]] asio::awaitable<std::vector<changed_row>> async_settle_by_hand(connection& conn, const row_filter& f,
-                                                                            manual_settlement how, std::string actor,
-                                                                            std::string reason);
+                                                                             manual_settlement how, std::string actor,
+                                                                             std::string reason);
 
 // A --since/--until value: a time PostgreSQL reads, or an age ("1h": an hour ago).
 struct time_arg {
-  std::optional<std::string> absolute;     // e.g. "2026-11-30 08:00+00"
+  std::optional<std::string> absolute;  // e.g. "2026-11-30 08:00+00"
   std::optional<std::chrono::seconds> ago;
 };
 

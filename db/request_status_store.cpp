@@ -45,8 +45,12 @@ asio::awaitable<std::vector<due_request>> take_due(connection& conn, std::size_t
 }
 
 asio::awaitable<std::int64_t> record_check(connection& conn, const request_check& check) {
-  params args{check.provider, check.destination, check.request_id, check.status,
-              clean_text(check.detail, max_detail_bytes), std::to_string(check.next_check.count())};
+  params args{check.provider,
+              check.destination,
+              check.request_id,
+              check.status,
+              clean_text(check.detail, max_detail_bytes),
+              std::to_string(check.next_check.count())};
   const auto r = co_await conn.async_query(record_check_sql, std::move(args), status_timeout);
   co_return r.rows() == 0 ? 0 : r.int64(0, 0);
 }
@@ -54,7 +58,7 @@ asio::awaitable<std::int64_t> record_check(connection& conn, const request_check
 }  // namespace
 
 asio::awaitable<outcome<std::vector<due_request>>> async_take_due_requests(connection& conn, std::size_t limit,
-                                                                          std::chrono::seconds hold_for) {
+                                                                           std::chrono::seconds hold_for) {
   co_return co_await async_try(take_due(conn, limit, hold_for));
 }
 

@@ -37,6 +37,6 @@ struct request_check {
 
 // Records one check; returns the request's row count (0 when it is gone).
 [[nodiscard]] boost::asio::awaitable<outcome<std::int64_t>> async_record_request_check(connection& conn,
-                                                                                      const request_check& check);
+                                                                                       const request_check& check);
 
 }  // namespace outbox::db

@@ -36,14 +36,12 @@ constexpr const char* set_wake_mode_sql = "SELECT outbox_set_wake_mode($1, $2)";
 asio::awaitable<void> async_publish_awake(connection& conn, const std::string& instance,
                                           std::chrono::milliseconds ttl) {
   params args{instance, std::to_string(ttl.count())};
-  (void)co_await conn.async_query_prepared("outbox_publish_awake", publish_awake_sql, std::move(args),
-                                           wake_timeout);
+  (void)co_await conn.async_query_prepared("outbox_publish_awake", publish_awake_sql, std::move(args), wake_timeout);
 }
 
 asio::awaitable<void> async_publish_asleep(connection& conn, const std::string& instance) {
   params args{instance};
-  (void)co_await conn.async_query_prepared("outbox_publish_asleep", publish_asleep_sql, std::move(args),
-                                           wake_timeout);
+  (void)co_await conn.async_query_prepared("outbox_publish_asleep", publish_asleep_sql, std::move(args), wake_timeout);
 }
 
 asio::awaitable<std::string> async_wake_mode(connection& conn) {

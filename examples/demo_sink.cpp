@@ -67,9 +67,7 @@ std::string money(const json& value, const json& currency) {
   return value.is_null() ? "" : value.dump() + (currency.is_string() ? " " + currency.get<std::string>() : "");
 }
 
-std::string excerpt(std::string s, std::size_t n = 90) {
-  return s.size() <= n ? s : s.substr(0, n) + "…";
-}
+std::string excerpt(std::string s, std::size_t n = 90) { return s.size() <= n ? s : s.substr(0, n) + "…"; }
 
 // An event name padded to one width, so that the columns line up.
 std::string pad(const json& name) {
@@ -283,8 +281,8 @@ int main(int argc, char** argv) {
                            " event(s), encoding " + prefix(at(body, "encoding")) + ", " +
                            (bearer ? "Bearer token" : "no token"));
     for (const auto& e : events) {
-      google_lines.push_back(std::string(accepted.contains(e.value("transactionId", "")) ? "     " : "     (refused) ") +
-                             google_event(e));
+      google_lines.push_back(
+          std::string(accepted.contains(e.value("transactionId", "")) ? "     " : "     (refused) ") + google_event(e));
     }
   }
   print_section("google    OAuth2 token endpoint + Data Manager API events:ingest (" + std::to_string(n) +

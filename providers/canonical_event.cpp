@@ -18,10 +18,11 @@ constexpr std::int64_t millisecond_threshold = 100'000'000'000;
 // Latest accepted time: 9999-12-31T23:59:59Z.
 constexpr std::int64_t max_event_time = 253'402'300'799;
 
-
 // A value quoted in an error: at most 60 bytes on a character boundary, control characters replaced.
 // Appended rather than `"'" + ...`: GCC 12 at -O3 prints a false -Wstringop-overflow on that.
-std::string quote_value(std::string_view value) { return std::string(1, '\'').append(quoted_excerpt(value)).append(1, '\''); }
+std::string quote_value(std::string_view value) {
+  return std::string(1, '\'').append(quoted_excerpt(value)).append(1, '\'');
+}
 
 std::string type_of(const json& v) {
   if (v.is_number()) return "a number";
@@ -84,7 +85,8 @@ class reader {
     if (!v->is_array()) return scalar(key, *v, integers_ok);
     std::vector<std::string> values = list_of(key, *v, integers_ok);
     if (values.empty()) return std::nullopt;
-    if (values.size() > 1) drop(key, "single_value", "takes one value; " + std::to_string(values.size() - 1) + " more dropped");
+    if (values.size() > 1)
+      drop(key, "single_value", "takes one value; " + std::to_string(values.size() - 1) + " more dropped");
     return std::move(values.front());
   }
 
@@ -109,7 +111,8 @@ class reader {
     if (integers_ok && v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
     if (integers_ok && v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
     if (v.is_null()) return std::nullopt;
-    drop(key, "wrong_type", std::string{"must be a string"} + (integers_ok ? " or an integer" : "") + ", got " + type_of(v));
+    drop(key, "wrong_type",
+         std::string{"must be a string"} + (integers_ok ? " or an integer" : "") + ", got " + type_of(v));
     return std::nullopt;
   }
 
@@ -150,10 +153,11 @@ std::optional<std::int64_t> parse_event_time(const json* v, reader& r) {
   std::optional<std::int64_t> seconds;
   std::string shown;
   if (v->is_number_unsigned() || v->is_number_integer()) {
-    const auto n = v->is_number_unsigned()
-                       ? static_cast<std::int64_t>(std::min<std::uint64_t>(
-                             v->get<std::uint64_t>(), static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())))
-                       : v->get<std::int64_t>();
+    const auto n =
+        v->is_number_unsigned()
+            ? static_cast<std::int64_t>(std::min<std::uint64_t>(
+                  v->get<std::uint64_t>(), static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())))
+            : v->get<std::int64_t>();
     seconds = n;
     shown = std::to_string(n);
   } else if (v->is_number_float()) {

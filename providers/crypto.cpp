@@ -125,8 +125,9 @@ namespace {
 void sha256_into(std::string_view data, unsigned char (&digest)[sha256_size]) {
   unsigned int out_len = 0;
   EVP_MD_CTX* ctx = sha256_context();
-  if (EVP_DigestInit_ex2(ctx, sha256_algorithm(), nullptr) != 1 || EVP_DigestUpdate(ctx, bytes_of(data), data.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx, digest, &out_len) != 1 || out_len != sha256_size) {
+  if (EVP_DigestInit_ex2(ctx, sha256_algorithm(), nullptr) != 1 ||
+      EVP_DigestUpdate(ctx, bytes_of(data), data.size()) != 1 || EVP_DigestFinal_ex(ctx, digest, &out_len) != 1 ||
+      out_len != sha256_size) {
     throw std::runtime_error("OpenSSL: SHA-256 failed");
   }
 }

@@ -49,8 +49,8 @@ struct outbound_event {
 
 // A provider's verdict on one event before any request.
 struct preparation {
-  std::optional<std::string> error;  // the row can never be sent as it is: dead at once
-  dropped_fields dropped;            // fields left out of the request, with why
+  std::optional<std::string> error;     // the row can never be sent as it is: dead at once
+  dropped_fields dropped;               // fields left out of the request, with why
   std::vector<std::string> match_keys;  // the match keys the request carries (match_keys.hpp)
   std::shared_ptr<const prepared_state> state;
 };
@@ -74,7 +74,7 @@ enum class outcome_kind {
 
 struct event_outcome {
   outcome_kind kind = outcome_kind::retry;
-  std::string error;  // empty when delivered
+  std::string error;                                // empty when delivered
   std::optional<std::chrono::seconds> retry_after;  // provider's own hint, if any
   // The whole batch was refused because of another event in it (Meta code 100,
   // all-or-nothing batches): send this event again at once in a request of its
@@ -124,7 +124,7 @@ class provider {
   }
   // Builds the request for a batch of already validated events (1..max_batch_size).
   [[nodiscard]] virtual http_request build_request(std::span<const outbound_event> events,
-                                                    std::chrono::system_clock::time_point now) const = 0;
+                                                   std::chrono::system_clock::time_point now) const = 0;
   // Judges the result; returns exactly one outcome per event.
   [[nodiscard]] virtual batch_outcome classify(std::span<const outbound_event> events,
                                                const http_result& result) const = 0;
@@ -178,8 +178,8 @@ void for_each_prepared(const provider& p, std::span<const outbound_event> events
     }
     const auto again = p.prepare(event, now);
     if (again.error) {
-      throw std::invalid_argument(std::string(p.kind()) + " build_request: row " + std::to_string(event.row_id) +
-                                  ": " + *again.error);
+      throw std::invalid_argument(std::string(p.kind()) + " build_request: row " + std::to_string(event.row_id) + ": " +
+                                  *again.error);
     }
     each(static_cast<const State&>(*again.state));
   }

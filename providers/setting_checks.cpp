@@ -6,8 +6,7 @@
 #include <charconv>
 
 namespace outbox::providers::setting_checks {
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 std::string_view setting(const settings_map& settings, std::string_view key) {
   const auto it = settings.find(std::string{key});

@@ -10,7 +10,9 @@
 namespace outbox::providers {
 
 [[nodiscard]] constexpr bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
-[[nodiscard]] constexpr char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+[[nodiscard]] constexpr char ascii_lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 [[nodiscard]] std::string ascii_lowercase(std::string_view s);
 [[nodiscard]] bool iequals(std::string_view a, std::string_view b);
 

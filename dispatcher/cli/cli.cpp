@@ -45,7 +45,8 @@ constexpr subcommand subcommands[] = {
     {"pause", "stop sending to a destination (all dispatchers)", &pause_command, true},
     {"resume", "resume a paused destination; its waiting rows become due now", &resume_command, true},
     {"prune", "delete (or archive) old sent or dead rows, and old archived rows", &prune_command},
-    {"import-ledgers", "record the CRM's JSON sent-ledgers as sent rows; --dry-run to look first", &import_ledgers_command},
+    {"import-ledgers", "record the CRM's JSON sent-ledgers as sent rows; --dry-run to look first",
+     &import_ledgers_command},
     {"wake-mode", "show or switch how inserts wake dispatchers: always, adaptive or off", &wake_mode_command, true},
 };
 
@@ -58,7 +59,8 @@ void print_usage(std::ostream& out) {
   out << "usage: dispatcher <command> [options]\n       dispatcher --version\n\ncommands:\n";
   std::size_t width = 0;
   for (const auto& c : subcommands) width = std::max(width, c.name.size());
-  for (const auto& c : subcommands) out << "  " << c.name << std::string(width + 2 - c.name.size(), ' ') << c.summary << "\n";
+  for (const auto& c : subcommands)
+    out << "  " << c.name << std::string(width + 2 - c.name.size(), ' ') << c.summary << "\n";
   out << "\nRun `dispatcher <command> --help` for a command's options.\n"
          "The database comes from DATABASE_URL, else the libpq environment (PGHOST, PGDATABASE, ...).\n"
          "Commands that change rows or pauses record who ran them: --operator NAME (any of them), else\n"
@@ -136,9 +138,8 @@ bool schema_missing(const std::string& sqlstate) {
 std::string outdated_schema_line(const db::migration_status& s, std::string_view database) {
   const std::size_t total = s.applied.size() + s.pending.size();
   const std::string in = database.empty() ? "" : " in database " + terminal_text(database);
-  return "the outbox schema is missing or old" + in + " (" +
-         std::to_string(s.pending.size()) + " of " + std::to_string(total) + " migrations pending, first " +
-         s.pending.front() + "): run `dispatcher migrate`";
+  return "the outbox schema is missing or old" + in + " (" + std::to_string(s.pending.size()) + " of " +
+         std::to_string(total) + " migrations pending, first " + s.pending.front() + "): run `dispatcher migrate`";
 }
 
 // with_database's coroutine. Arguments by value: the frame owns all it reads.
@@ -211,8 +212,8 @@ int with_database(const std::string& conninfo, std::function<boost::asio::awaita
 int with_database(const std::string& conninfo, session_options options,
                   std::function<boost::asio::awaitable<int>(db::connection&)> work) {
   boost::asio::io_context io;
-  auto fut = boost::asio::co_spawn(
-      io, async_with_database(io.get_executor(), conninfo, options, std::move(work)), boost::asio::use_future);
+  auto fut = boost::asio::co_spawn(io, async_with_database(io.get_executor(), conninfo, options, std::move(work)),
+                                   boost::asio::use_future);
   io.run();
   return fut.get();
 }

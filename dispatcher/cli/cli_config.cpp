@@ -38,8 +38,12 @@ nlohmann::json settings_json(const config& cfg) {
 nlohmann::json config_json(const config& cfg) {
   auto destinations = nlohmann::json::array();
   for (const auto& d : cfg.destinations) destinations.push_back({{"provider", d.provider}, {"destination", d.name}});
-  return {{"valid", true},           {"version", std::string(version())}, {"revision", std::string(revision())}, {"settings", settings_json(cfg)},
-          {"destinations", destinations}, {"warnings", cfg.warnings}};
+  return {{"valid", true},
+          {"version", std::string(version())},
+          {"revision", std::string(revision())},
+          {"settings", settings_json(cfg)},
+          {"destinations", destinations},
+          {"warnings", cfg.warnings}};
 }
 
 }  // namespace
@@ -69,8 +73,8 @@ int config_command(std::span<const std::string> args) {
     return exit_ok;
   } catch (const config_error& e) {
     if (json) {
-      std::cout << nlohmann::json{{"valid", false}, {"problems", e.problems()}}.dump(2, ' ', false,
-                                                                          nlohmann::json::error_handler_t::replace)
+      std::cout << nlohmann::json{{"valid", false}, {"problems", e.problems()}}.dump(
+                       2, ' ', false, nlohmann::json::error_handler_t::replace)
                 << "\n";
       return exit_usage;
     }

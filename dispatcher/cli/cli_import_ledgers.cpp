@@ -80,15 +80,15 @@ nlohmann::json to_json(const db::ledger_import_summary& s) {
     totals["already_present_not_sent"] = totals["already_present_not_sent"].get<std::int64_t>() + l.present_not_sent;
     totals["unparseable"] = totals["unparseable"].get<std::int64_t>() + l.unparseable;
   }
-  return {{"table", s.table},          {"destination", s.destination}, {"dry_run", s.dry_run},
-          {"leads_scanned", s.leads_scanned}, {"batches", s.batches}, {"ledgers", ledgers},
+  return {{"table", s.table},     {"destination", s.destination},
+          {"dry_run", s.dry_run}, {"leads_scanned", s.leads_scanned},
+          {"batches", s.batches}, {"ledgers", ledgers},
           {"totals", totals}};
 }
 
 void print_text(const db::ledger_import_summary& s) {
-  std::cout << (s.dry_run ? "dry run (nothing changed): " : "") << "scanned " << s.leads_scanned
-            << " lead(s) of " << s.table << " in " << s.batches << " batch(es); destination " << s.destination
-            << "\n\n";
+  std::cout << (s.dry_run ? "dry run (nothing changed): " : "") << "scanned " << s.leads_scanned << " lead(s) of "
+            << s.table << " in " << s.batches << " batch(es); destination " << s.destination << "\n\n";
   std::size_t width = 6;
   std::size_t provider_width = 8;
   for (const auto& l : s.ledgers) {
@@ -98,7 +98,8 @@ void print_text(const db::ledger_import_summary& s) {
   const auto pw = static_cast<int>(provider_width + 2);
   std::cout << std::left << std::setw(static_cast<int>(width + 2)) << "ledger" << std::setw(pw) << "provider"
             << std::right << std::setw(10) << "found" << std::setw(14) << (s.dry_run ? "would insert" : "inserted")
-            << std::setw(17) << "already present" << std::setw(13) << "unparseable" << "\n";
+            << std::setw(17) << "already present" << std::setw(13) << "unparseable"
+            << "\n";
   for (const auto& l : s.ledgers) {
     std::cout << std::left << std::setw(static_cast<int>(width + 2)) << l.column << std::setw(pw) << l.provider
               << std::right << std::setw(10) << l.found << std::setw(14) << l.inserted << std::setw(17)
@@ -161,7 +162,8 @@ bool read_option(arg_reader& r, import_args& a) {
     }
     req.batch_size = n;
   } else {
-    std::cerr << command << ": unknown or incomplete option '" << (r.done() ? "" : r.current()) << "'\n" << import_ledgers_help;
+    std::cerr << command << ": unknown or incomplete option '" << (r.done() ? "" : r.current()) << "'\n"
+              << import_ledgers_help;
     return false;
   }
   return true;
@@ -214,9 +216,8 @@ boost::asio::awaitable<int> async_import_ledgers_and_report(db::connection& conn
 }
 
 int run_import(const db::ledger_import_request& req, bool json) {
-  return with_database(database_conninfo(), [req, json](db::connection& conn) {
-    return async_import_ledgers_and_report(conn, req, json);
-  });
+  return with_database(database_conninfo(),
+                       [req, json](db::connection& conn) { return async_import_ledgers_and_report(conn, req, json); });
 }
 
 }  // namespace

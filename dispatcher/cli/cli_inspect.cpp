@@ -79,17 +79,17 @@ std::string attempt_number(const nlohmann::json& a) {
 
 void print_row(const nlohmann::json& doc) {
   const auto& row = doc["row"];
-  for (const char* key : {"id", "lead_project_id", "provider", "destination", "event_name", "idempotency_key",
-                          "state", "attempts", "next_attempt_at", "lease_owner", "lease_expires_at", "sent_at",
+  for (const char* key : {"id", "lead_project_id", "provider", "destination", "event_name", "idempotency_key", "state",
+                          "attempts", "next_attempt_at", "lease_owner", "lease_expires_at", "sent_at",
                           "last_http_status", "last_error", "provider_response", "created_at", "updated_at"}) {
     std::cout << std::string(18 - std::string_view(key).size(), ' ') << key << "  " << text(row[key]) << "\n";
   }
   std::cout << std::string(11, ' ') << "payload  " << json_text(row["payload"]) << "\n\nattempts:\n";
   if (doc["attempts"].empty()) std::cout << "  (none yet)\n";
   for (const auto& a : doc["attempts"]) {
-    std::cout << "  #" << attempt_number(a) << "  " << text(a["started_at"]) << "  " << text(a["outcome"])
-              << "  http " << text(a["http_status"]) << "  " << text(a["duration_ms"]) << " ms  by "
-              << text(a["lease_owner"]) << "\n";
+    std::cout << "  #" << attempt_number(a) << "  " << text(a["started_at"]) << "  " << text(a["outcome"]) << "  http "
+              << text(a["http_status"]) << "  " << text(a["duration_ms"]) << " ms  by " << text(a["lease_owner"])
+              << "\n";
     if (!a["error"].is_null()) std::cout << "      error: " << text(a["error"]) << "\n";
     if (!a["response_excerpt"].is_null()) std::cout << "      response: " << text(a["response_excerpt"]) << "\n";
     print_conversion_facts(a);
@@ -128,7 +128,8 @@ std::optional<int> read_args(std::span<const std::string> args, inspect_args& a)
     } else if (auto key = r.option("--key")) {
       a.lookup.key = *key;
     } else if (r.current().starts_with("--")) {
-      std::cerr << "dispatcher inspect: unknown or incomplete option '" << terminal_text(r.current()) << "'\n" << inspect_help;
+      std::cerr << "dispatcher inspect: unknown or incomplete option '" << terminal_text(r.current()) << "'\n"
+                << inspect_help;
       return exit_usage;
     } else {
       const auto arg = r.positional();
@@ -151,8 +152,9 @@ std::optional<int> read_args(std::span<const std::string> args, inspect_args& a)
 boost::asio::awaitable<int> async_inspect_lookup(db::connection& conn, const inspect_args& a) {
   const auto ids = co_await db::async_find_rows(conn, a.lookup);
   if (ids.empty()) {
-    std::cerr << "dispatcher inspect: no row " << (a.lookup.lead ? "for lead " + std::to_string(*a.lookup.lead)
-                                                                 : "with key '" + terminal_text(*a.lookup.key, 80) + "'")
+    std::cerr << "dispatcher inspect: no row "
+              << (a.lookup.lead ? "for lead " + std::to_string(*a.lookup.lead)
+                                : "with key '" + terminal_text(*a.lookup.key, 80) + "'")
               << "\n";
     co_return exit_failure;
   }

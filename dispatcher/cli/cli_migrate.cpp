@@ -26,8 +26,10 @@ int print_status(const db::migration_status& s) {
   for (const auto& name : s.applied) std::cout << "applied  " << name << "\n";
   for (const auto& name : s.pending) std::cout << "pending  " << name << "\n";
   // Recorded names come from the database: escaped for the terminal.
-  for (const auto& name : s.unknown) std::cout << "unknown  " << terminal_text(name) << " (applied by a newer dispatcher)\n";
-  for (const auto& name : s.changed) std::cout << "changed  " << terminal_text(name) << " (edited after it was applied)\n";
+  for (const auto& name : s.unknown)
+    std::cout << "unknown  " << terminal_text(name) << " (applied by a newer dispatcher)\n";
+  for (const auto& name : s.changed)
+    std::cout << "changed  " << terminal_text(name) << " (edited after it was applied)\n";
   std::cout << s.applied.size() << " applied, " << s.pending.size() << " pending";
   if (!s.unknown.empty() || !s.changed.empty()) {
     std::cout << ", " << s.unknown.size() << " unknown, " << s.changed.size()

@@ -34,7 +34,7 @@ are woken. Exit status 1 when nothing was paused.
 
 // Checks the names before pausing: a typo must not report "paused" for nothing.
 boost::asio::awaitable<std::optional<std::string>> name_problem(db::connection& conn, const std::string& provider,
-                                                               const std::string& destination) {
+                                                                const std::string& destination) {
   if (!is_known_provider(provider)) {
     co_return "unknown provider '" + terminal_text(provider) + "' (known: " + known_provider_names() + ")";
   }

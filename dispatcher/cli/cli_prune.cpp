@@ -9,7 +9,8 @@
 namespace outbox::cli {
 namespace {
 
-constexpr const char* prune_help = R"(usage: dispatcher prune --older-than DURATION [--state sent|dead] [--archive] [--batch N] [--dry-run]
+constexpr const char* prune_help =
+    R"(usage: dispatcher prune --older-than DURATION [--state sent|dead] [--archive] [--batch N] [--dry-run]
        dispatcher prune --archive-older-than DURATION [--dry-run]
 
 Deletes `sent` rows (and their attempts log) whose sent_at is older than

@@ -10,7 +10,8 @@
 namespace outbox::cli {
 namespace {
 
-const std::string requeue_help = std::string(R"(usage: dispatcher requeue FILTER... [--state dead|held|both] [--dry-run] [--json]
+const std::string requeue_help =
+    std::string(R"(usage: dispatcher requeue FILTER... [--state dead|held|both] [--dry-run] [--json]
 
 Moves matching dead (and held) rows back to pending, due now, with a fresh
 attempt budget. The idempotency key and payload never change, so the provider
@@ -18,7 +19,8 @@ still deduplicates a row that had in fact arrived. Each requeue is recorded
 in the attempts log. At least one filter is required (use --all for all).
 Rows another session holds are skipped.
 
-)") + row_filter_help + R"(  --all                  every dead/held row
+)") +
+    row_filter_help + R"(  --all                  every dead/held row
 options:
   --state dead|held|both which states to requeue (default both)
   --dry-run              list what would be requeued; change nothing

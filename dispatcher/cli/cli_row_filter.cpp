@@ -37,7 +37,9 @@ std::optional<db::time_arg> read_when(const std::string& text, std::string_view 
 // "--state dead,held" into `states`; false after printing why.
 bool read_states(const std::string& value, std::vector<std::string>& out, std::string_view command,
                  std::initializer_list<std::string_view> allowed) {
-  const auto is_allowed = [&](std::string_view s) { return std::find(allowed.begin(), allowed.end(), s) != allowed.end(); };
+  const auto is_allowed = [&](std::string_view s) {
+    return std::find(allowed.begin(), allowed.end(), s) != allowed.end();
+  };
   if (value == "both" && is_allowed("dead") && is_allowed("held")) {
     out.insert(out.end(), {"dead", "held"});
     return true;
@@ -141,8 +143,11 @@ void print_changed_rows(const std::vector<db::changed_row>& rows, bool json, boo
   if (json) {
     auto out = nlohmann::json::array();
     for (const auto& row : rows) {
-      out.push_back({{"id", row.id}, {"provider", row.provider}, {"destination", row.destination},
-                     {"event_name", row.event_name}, {"previous_state", row.previous_state},
+      out.push_back({{"id", row.id},
+                     {"provider", row.provider},
+                     {"destination", row.destination},
+                     {"event_name", row.event_name},
+                     {"previous_state", row.previous_state},
                      {"last_error", row.last_error}});
     }
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

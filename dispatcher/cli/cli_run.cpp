@@ -14,10 +14,10 @@
 
 #include "db/connection.hpp"
 #include "db/migrations.hpp"
-#include "dispatcher/ops/allocator_tuning.hpp"
 #include "dispatcher/cli/cli.hpp"
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/engine/engine.hpp"
+#include "dispatcher/ops/allocator_tuning.hpp"
 #include "dispatcher/ops/metrics_server.hpp"
 #include "providers/user_data/user_data_module.hpp"
 
@@ -141,7 +141,7 @@ int run_engine(asio::io_context& io, asio::signal_set& signals, const config& cf
   bool forced = false;
   int signals_seen = 0;
   std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
-                                                                               int signo) {
+                                                                             int signo) {
     if (ec) return;
     log.info("signal received", {{"signal", signal_name(signo)}});
     if (++signals_seen == 1) {
@@ -157,11 +157,12 @@ int run_engine(asio::io_context& io, asio::signal_set& signals, const config& cf
 
   std::optional<metrics_server> metrics;
   if (cfg.metrics_address && !cfg.metrics_address->empty()) {
-    metrics.emplace(
-        io.get_executor(), *cfg.metrics_address, metrics_server::snapshot_fn{[&] { return eng.metrics_snapshot(); }},
-        [&] { return eng.readiness(); });
+    metrics.emplace(io.get_executor(), *cfg.metrics_address,
+                    metrics_server::snapshot_fn{[&] { return eng.metrics_snapshot(); }},
+                    [&] { return eng.readiness(); });
     asio::co_spawn(io, metrics->async_run(), asio::detached);
-    log.info("serving /metrics, /status, /healthz and /readyz", {{"address", *cfg.metrics_address}, {"port", metrics->port()}});
+    log.info("serving /metrics, /status, /healthz and /readyz",
+             {{"address", *cfg.metrics_address}, {"port", metrics->port()}});
   }
 
   std::exception_ptr failure;

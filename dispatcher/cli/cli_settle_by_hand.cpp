@@ -15,8 +15,8 @@ constexpr std::size_t max_reason = 1000;
 
 std::string help_of(const settle_by_hand_command& c) {
   return "usage: dispatcher " + std::string(c.name) +
-         " FILTER... --reason TEXT [--state pending,held,dead] [--dry-run] [--json]\n\n" + std::string(c.about) +
-         "\n" + row_filter_help +
+         " FILTER... --reason TEXT [--state pending,held,dead] [--dry-run] [--json]\n\n" + std::string(c.about) + "\n" +
+         row_filter_help +
          "options:\n"
          "  --reason TEXT          why (required): kept in the attempts log with who ran it\n"
          "  --state S[,S]          which states (pending, held, dead; default all three).\n"
@@ -37,8 +37,8 @@ void report_untouched_ids(const row_filter_args& a, const std::vector<db::change
                "or no such row): see `dispatcher inspect`\n";
 }
 
-boost::asio::awaitable<int> async_settle_rows_by_hand(db::connection& conn, settle_by_hand_command c,
-                                                      row_filter_args a, std::string reason) {
+boost::asio::awaitable<int> async_settle_rows_by_hand(db::connection& conn, settle_by_hand_command c, row_filter_args a,
+                                                      std::string reason) {
   if (!co_await async_resolve_times(conn, a, c.name)) co_return exit_usage;
   const auto rows = co_await db::async_settle_by_hand(conn, a.filter, c.how, operator_name(), reason);
   print_changed_rows(rows, a.json, a.filter.dry_run, c.done, c.would);
@@ -66,7 +66,8 @@ int run_settle_by_hand(const settle_by_hand_command& c, std::span<const std::str
     if (read == option_read::bad) return exit_usage;
     if (read == option_read::not_mine) {
       std::cerr << "dispatcher " << c.name << ": unknown or incomplete option '" << (r.done() ? "" : r.current())
-                << "'\n" << help_of(c);
+                << "'\n"
+                << help_of(c);
       return exit_usage;
     }
   }
@@ -79,10 +80,9 @@ int run_settle_by_hand(const settle_by_hand_command& c, std::span<const std::str
               << " characters): it is kept in the attempts log\n";
     return exit_usage;
   }
-  return with_database(database_conninfo(),
-                       [c, a = std::move(a), reason = std::move(*reason)](db::connection& conn) {
-                         return async_settle_rows_by_hand(conn, c, a, reason);
-                       });
+  return with_database(database_conninfo(), [c, a = std::move(a), reason = std::move(*reason)](db::connection& conn) {
+    return async_settle_rows_by_hand(conn, c, a, reason);
+  });
 }
 
 }  // namespace outbox::cli

@@ -10,10 +10,10 @@
 namespace outbox::cli {
 
 struct settle_by_hand_command {
-  std::string_view name;    // "discard"
-  std::string_view done;    // "discarded"
-  std::string_view would;   // "discard"
-  std::string_view about;   // the --help text before the common options
+  std::string_view name;   // "discard"
+  std::string_view done;   // "discarded"
+  std::string_view would;  // "discard"
+  std::string_view about;  // the --help text before the common options
   db::manual_settlement how;
 };
 

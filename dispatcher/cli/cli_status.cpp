@@ -31,8 +31,8 @@ last 7 days by processing status (rows), with the latest failed one.
 )";
 
 // The order provider_request statuses are printed in (sql/0005_conversion_facts.sql).
-constexpr std::array<const char*, 6> request_statuses{"PENDING", "PROCESSING", "SUCCESS",
-                                                      "PARTIAL_SUCCESS", "FAILURE", "UNKNOWN"};
+constexpr std::array<const char*, 6> request_statuses{"PENDING",         "PROCESSING", "SUCCESS",
+                                                      "PARTIAL_SUCCESS", "FAILURE",    "UNKNOWN"};
 
 long long count(const nlohmann::json& j, const char* key) { return j.contains(key) ? j[key].get<long long>() : 0; }
 
@@ -129,8 +129,8 @@ void print_lag(const nlohmann::json& lags) {
   }
   std::cout << "\ndelivery lag (oldest pending or sending row, by created_at):\n";
   for (const auto& l : lags) {
-    std::cout << "  " << text(l, "provider") << "/" << text(l, "destination") << "  "
-              << age(l.value("seconds", 0.0)) << "  (" << l.value("rows", 0) << " rows)\n";
+    std::cout << "  " << text(l, "provider") << "/" << text(l, "destination") << "  " << age(l.value("seconds", 0.0))
+              << "  (" << l.value("rows", 0) << " rows)\n";
   }
 }
 
@@ -177,15 +177,15 @@ void print_text(const nlohmann::json& s) {
       pw = std::max(pw, static_cast<int>(text(d, "provider").size()) + 2);
       dw = std::max(dw, static_cast<int>(text(d, "destination").size()) + 2);
     }
-    std::cout << "\n" << std::left << std::setw(pw) << "provider" << std::setw(dw) << "destination" << std::right
+    std::cout << "\n"
+              << std::left << std::setw(pw) << "provider" << std::setw(dw) << "destination" << std::right
               << std::setw(9) << "pending" << std::setw(8) << "due" << std::setw(9) << "sending" << std::setw(8)
-              << "dead" << std::setw(8) << "held" << "\n";
+              << "dead" << std::setw(8) << "held"
+              << "\n";
     for (const auto& d : s["by_destination"]) {
       std::cout << std::left << std::setw(pw) << text(d, "provider") << std::setw(dw) << text(d, "destination")
-                << std::right << std::setw(9) << count(d, "pending") << std::setw(8)
-                << count(d, "due") << std::setw(9) << count(d, "sending") << std::setw(8) << count(d, "dead")
-                << std::setw(8) << count(d, "held")
-                << "\n";
+                << std::right << std::setw(9) << count(d, "pending") << std::setw(8) << count(d, "due") << std::setw(9)
+                << count(d, "sending") << std::setw(8) << count(d, "dead") << std::setw(8) << count(d, "held") << "\n";
     }
   }
   if (s["paused_destinations"].empty()) {

@@ -8,15 +8,16 @@
 #include "db/connection.hpp"
 #include "db/delivery_store.hpp"
 #include "dispatcher/cli/cli.hpp"
+#include "dispatcher/cli/duration_arg.hpp"
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/engine/destinations.hpp"
-#include "dispatcher/cli/duration_arg.hpp"
 #include "dispatcher/ops/terminal_text.hpp"
 
 namespace outbox::cli {
 namespace {
 
-constexpr const char* sweep_help = R"(usage: dispatcher sweep [--dry-run] [--provider NAME] [--older-than DURATION] [--json]
+constexpr const char* sweep_help =
+    R"(usage: dispatcher sweep [--dry-run] [--provider NAME] [--older-than DURATION] [--json]
 
 Resets rows whose lease expired (their dispatcher died or hung) so they are
 sent again with the same idempotency key. Rows that used all their attempts
@@ -88,8 +89,12 @@ void apply_local_policy(const config& cfg, db::sweep_request& req) {
 void print_json(const std::vector<db::swept_row>& rows) {
   auto out = nlohmann::json::array();
   for (const auto& r : rows) {
-    out.push_back({{"id", r.id}, {"provider", r.provider}, {"destination", r.destination},
-                   {"previous_owner", r.previous_owner}, {"attempts", r.attempts}, {"new_state", r.new_state},
+    out.push_back({{"id", r.id},
+                   {"provider", r.provider},
+                   {"destination", r.destination},
+                   {"previous_owner", r.previous_owner},
+                   {"attempts", r.attempts},
+                   {"new_state", r.new_state},
                    {"expired_seconds_ago", r.expired_seconds_ago}});
   }
   std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

@@ -11,7 +11,8 @@
 namespace outbox::cli {
 namespace {
 
-constexpr const char* wake_mode_help = R"(usage: dispatcher wake-mode [always|adaptive|off] [--lock-timeout-ms N] [--json]
+constexpr const char* wake_mode_help =
+    R"(usage: dispatcher wake-mode [always|adaptive|off] [--lock-timeout-ms N] [--json]
 
 Without a mode: shows the database's wake mode, whether the insert trigger is
 enabled, and which dispatchers are marked awake. With a mode: switches it on
@@ -34,8 +35,8 @@ void print_status(const db::wake_status& s) {
   std::cout << "wake mode: " << s.mode << " (set " << s.changed_at << " by " << s.changed_by << ")\n"
             << "insert trigger: " << (s.trigger_enabled ? "enabled" : "disabled") << "\n";
   if (s.mode != "off" && !s.trigger_enabled) {
-    std::cout << "warning: the trigger is disabled although the mode is " << s.mode
-              << ": run `dispatcher wake-mode " << s.mode << "` to enable it\n";
+    std::cout << "warning: the trigger is disabled although the mode is " << s.mode << ": run `dispatcher wake-mode "
+              << s.mode << "` to enable it\n";
   }
   if (s.awake.empty()) std::cout << "dispatchers marked awake: none\n";
   for (const auto& a : s.awake) {
@@ -47,7 +48,8 @@ void print_status(const db::wake_status& s) {
 
 nlohmann::json to_json(const db::wake_status& s) {
   nlohmann::json awake = nlohmann::json::array();
-  for (const auto& a : s.awake) awake.push_back({{"instance", a.instance}, {"expires_in_seconds", a.expires_in_seconds}});
+  for (const auto& a : s.awake)
+    awake.push_back({{"instance", a.instance}, {"expires_in_seconds", a.expires_in_seconds}});
   return {{"mode", s.mode},
           {"trigger_enabled", s.trigger_enabled},
           {"changed_at", s.changed_at},

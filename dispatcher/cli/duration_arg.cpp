@@ -12,18 +12,12 @@ namespace {
 // Seconds per unit for the suffix, or 0 when the last character is not a unit.
 long long unit_seconds(char suffix) {
   switch (suffix) {
-    case 's':
-      return 1;
-    case 'm':
-      return 60;
-    case 'h':
-      return 3600;
-    case 'd':
-      return 86400;
-    case 'y':
-      return 365LL * 86400;
-    default:
-      return 0;
+    case 's': return 1;
+    case 'm': return 60;
+    case 'h': return 3600;
+    case 'd': return 86400;
+    case 'y': return 365LL * 86400;
+    default: return 0;
   }
 }
 

@@ -22,7 +22,7 @@ enum class zero_duration { allowed, refused };
 
 struct duration_arg {
   std::optional<std::chrono::seconds> value;  // nullopt when refused
-  std::string problem;  // why it was refused, for "dispatcher prune: --older-than: <problem>"
+  std::string problem;                        // why it was refused, for "dispatcher prune: --older-than: <problem>"
 };
 
 // Parses `text`; never overflows (the unit multiplication is checked first).

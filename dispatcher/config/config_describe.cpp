@@ -46,8 +46,8 @@ runs scan_runs(std::string_view s, Pred in_run, std::size_t min_mixed) {
 }
 
 bool names_a_secret(std::string_view segment) {
-  static constexpr std::array<std::string_view, 6> markers{"secret", "token", "passw", "credential", "signature",
-                                                           "apikey"};
+  static constexpr std::array<std::string_view, 6> markers{"secret",     "token",     "passw",
+                                                           "credential", "signature", "apikey"};
   std::string s = ascii_lowercase(segment);
   std::erase_if(s, [](char c) { return c == '_' || c == '-'; });  // api_key, api-key
   for (const auto marker : markers) {

@@ -21,7 +21,8 @@ namespace {
 // The last two fields say whether its requests need an OAuth token first (lease
 // budget) and whether it hashes user data (the user data module).
 std::unique_ptr<providers::provider> make_webhook(const destination_config& d) {
-  return std::make_unique<providers::webhook_provider>(providers::make_webhook_destination(d.settings, d.extra_headers));
+  return std::make_unique<providers::webhook_provider>(
+      providers::make_webhook_destination(d.settings, d.extra_headers));
 }
 std::unique_ptr<providers::provider> make_meta(const destination_config& d) {
   return std::make_unique<providers::meta_provider>(providers::make_meta_destination(d.settings));
@@ -42,8 +43,8 @@ constexpr std::array<provider_kind, 5> registry{{
     {"webhook", providers::webhook_setting_keys, &providers::validate_webhook_settings, &make_webhook, false, false},
     {"meta", providers::meta_setting_keys, &providers::validate_meta_settings, &make_meta, false, true},
     {"tiktok", providers::tiktok_setting_keys, &providers::validate_tiktok_settings, &make_tiktok, false, true},
-    {"google_ads", providers::google_ads_setting_keys, &providers::validate_google_ads_settings, &make_google_ads,
-     true, true},
+    {"google_ads", providers::google_ads_setting_keys, &providers::validate_google_ads_settings, &make_google_ads, true,
+     true},
     {"google_data_manager", providers::google_data_manager_setting_keys,
      &providers::validate_google_data_manager_settings, &make_google_data_manager, true, true},
 }};
@@ -151,8 +152,8 @@ void parse_settings(const raw_destination& rd, const provider_kind& kind, destin
       std::vector<std::string_view> known{kind.setting_keys.begin(), kind.setting_keys.end()};
       known.insert(known.end(), common_dest_keys.begin(), common_dest_keys.end());
       known.push_back("header__<name>");
-      problems.push_back(v.origin + ": unknown setting \"" + key + "\" for a " + d.provider + " destination (known: " +
-                         join(known, ", ") + ")" + suggestion(key, known));
+      problems.push_back(v.origin + ": unknown setting \"" + key + "\" for a " + d.provider +
+                         " destination (known: " + join(known, ", ") + ")" + suggestion(key, known));
     }
   }
   if (!burst_set) d.burst = std::max(1, static_cast<int>(std::ceil(d.rate_per_second)));
@@ -192,7 +193,8 @@ void parse_destinations(const raw_config& raw, config& cfg, std::vector<std::str
   }
   if (cfg.destinations.empty()) {
     // Appended: GCC 12 at -O3 prints a false -Warray-bounds on `"..." + std::string{...} + "..."`.
-    cfg.warnings.push_back(std::string("no destinations configured (").append(dest_pattern).append("): nothing can be delivered"));
+    cfg.warnings.push_back(
+        std::string("no destinations configured (").append(dest_pattern).append("): nothing can be delivered"));
   }
 }
 

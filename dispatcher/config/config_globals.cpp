@@ -120,8 +120,10 @@ void read_metrics_address(setting_reader& r, config& cfg) {
   } else if (valid_listen_address(metrics->value)) {
     cfg.metrics_address = metrics->value;
   } else {
-    r.problem("OUTBOX_METRICS_ADDRESS", "must be host:port or [ipv6]:port with a port from 1 to 65535, or empty to "
-                                        "disable" + got(metrics->value, false));
+    r.problem("OUTBOX_METRICS_ADDRESS",
+              "must be host:port or [ipv6]:port with a port from 1 to 65535, or empty to "
+              "disable" +
+                  got(metrics->value, false));
   }
 }
 
@@ -293,7 +295,8 @@ bool parse_globals(const raw_config& raw, config& cfg, std::vector<std::string>&
 void check_lease_budget(const raw_config& raw, const config& cfg, std::vector<std::string>& problems) {
   const auto oauth = first_oauth_destination(cfg);
   // The engine gives the TLS handshake the connect budget again (dispatcher/engine/http_options.hpp).
-  const auto worst = worst_case_attempt(cfg.connect_timeout, cfg.connect_timeout, cfg.request_timeout, oauth.has_value());
+  const auto worst =
+      worst_case_attempt(cfg.connect_timeout, cfg.connect_timeout, cfg.request_timeout, oauth.has_value());
   const auto minimum = minimum_lease(worst, lease_margin);
   if (cfg.lease >= minimum) return;
   const auto ms = [](milliseconds d) { return std::to_string(d.count()) + " ms"; };

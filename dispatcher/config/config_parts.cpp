@@ -69,8 +69,7 @@ std::string got(std::string_view value, bool secret) {
 }
 
 std::optional<std::int64_t> parse_integer(std::string_view text, std::int64_t min, std::int64_t max,
-                                          const std::string& origin, bool secret,
-                                          std::vector<std::string>& problems) {
+                                          const std::string& origin, bool secret, std::vector<std::string>& problems) {
   std::int64_t parsed = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
   if (ec != std::errc{} || end != text.data() + text.size() || parsed < min || parsed > max) {

@@ -86,7 +86,8 @@ void read_file_destinations(const json& all, raw_config& raw, std::vector<std::s
         problems.push_back(file_origin(path) + ": must be an object of settings");
         continue;
       }
-      read_file_destination(settings, path, destination_entry(raw, ascii_lowercase(provider), ascii_lowercase(name), file_origin(path)),
+      read_file_destination(settings, path,
+                            destination_entry(raw, ascii_lowercase(provider), ascii_lowercase(name), file_origin(path)),
                             problems);
     }
   }

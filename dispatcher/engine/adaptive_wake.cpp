@@ -41,8 +41,7 @@ void adaptive_wake::published(action a, clock::time_point now) {
       asleep_at_ = now;
       rechecks_done_ = 0;
       break;
-    case action::none:
-      break;
+    case action::none: break;
   }
 }
 

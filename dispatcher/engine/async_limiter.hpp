@@ -48,7 +48,6 @@ class async_limiter {
     }
   }
 
-
  private:
   struct waiter {
     boost::asio::steady_timer timer;

@@ -168,8 +168,7 @@ asio::awaitable<bool> claimer::async_release_orphans(db::connection& conn) {
   orphans_checked_generation_ = link_.generation();
   if (!released->empty()) {
     ctx_.metrics.orphans_released += released->size();
-    ctx_.log.warn("released rows of claims whose answer was lost with the connection",
-                  {{"rows", released->size()}});
+    ctx_.log.warn("released rows of claims whose answer was lost with the connection", {{"rows", released->size()}});
   }
   co_return true;
 }

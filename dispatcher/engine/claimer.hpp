@@ -40,7 +40,7 @@ class claimer {
   [[nodiscard]] boost::asio::awaitable<bool> async_release_orphans(db::connection& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_probe(db::connection& conn, std::size_t& capacity);
   [[nodiscard]] boost::asio::awaitable<std::optional<std::size_t>> async_claim(db::connection& conn,
-                                                                              std::size_t capacity, bool& full);
+                                                                               std::size_t capacity, bool& full);
   boost::asio::awaitable<void> async_wait_next();
   [[nodiscard]] boost::asio::awaitable<bool> async_gather_capacity(std::size_t capacity);
   boost::asio::awaitable<void> async_publish(adaptive_wake::action a);

@@ -32,8 +32,8 @@ boost::asio::awaitable<db::connection*> db_link::async_get() {
   db::connect_options options;
   options.application_name = "outbox-dispatcher " + role_;
   options.statement_timeout = server_statement_timeout;
-  auto fresh = co_await db::async_try(db::connection::async_connect(ctx_.ex, ctx_.cfg.database_url, connect_timeout,
-                                                                    options));
+  auto fresh =
+      co_await db::async_try(db::connection::async_connect(ctx_.ex, ctx_.cfg.database_url, connect_timeout, options));
   if (!fresh) {
     ++ctx_.metrics.db_errors;
     ctx_.log.warn("database connection failed; retrying", {{"role", role_}, {"error", fresh.error().what()}});

@@ -60,8 +60,7 @@ bool destination_gate::note_result(bool failing, time_point now) {
   }
   if (++consecutive_failures_ < circuit_threshold || state_ == state::paused) return false;
   consecutive_failures_ = 0;
-  pause(now, circuit_open_for,
-        "circuit open after " + std::to_string(circuit_threshold) + " consecutive failures");
+  pause(now, circuit_open_for, "circuit open after " + std::to_string(circuit_threshold) + " consecutive failures");
   return !manual_;
 }
 

@@ -10,8 +10,8 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include "dispatcher/engine/async_limiter.hpp"
 #include "dispatcher/config/config.hpp"
+#include "dispatcher/engine/async_limiter.hpp"
 #include "dispatcher/engine/destination_gate.hpp"
 #include "dispatcher/engine/token_bucket.hpp"
 #include "providers/google/oauth_token_source.hpp"
@@ -28,7 +28,7 @@ struct destination {
   std::unique_ptr<providers::provider> provider;
   async_limiter limiter;
   token_bucket bucket;
-  destination_gate gate;  // paused / probing / open: see destination_gate.hpp
+  destination_gate gate;                                // paused / probing / open: see destination_gate.hpp
   std::optional<providers::oauth_token_source> tokens;  // set when the provider needs OAuth
 
   // "provider/destination", as the claim's skip list and the policy table name it.

@@ -16,15 +16,15 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "db/listener.hpp"
-#include "dispatcher/engine/claimer.hpp"
 #include "dispatcher/config/config.hpp"
+#include "dispatcher/engine/claimer.hpp"
 #include "dispatcher/engine/engine_context.hpp"
-#include "dispatcher/ops/log.hpp"
 #include "dispatcher/engine/maintenance.hpp"
 #include "dispatcher/engine/reconciler.hpp"
-#include "dispatcher/ops/metrics.hpp"
 #include "dispatcher/engine/sender.hpp"
 #include "dispatcher/engine/settler.hpp"
+#include "dispatcher/ops/log.hpp"
+#include "dispatcher/ops/metrics.hpp"
 
 namespace outbox {
 

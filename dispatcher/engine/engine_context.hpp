@@ -19,7 +19,10 @@ namespace outbox {
 struct engine_context {
   engine_context(boost::asio::any_io_executor executor, const config& configuration, logger& logger_ref,
                  std::string instance)
-      : ex(executor), cfg(configuration), log(logger_ref), instance_id(std::move(instance)),
+      : ex(executor),
+        cfg(configuration),
+        log(logger_ref),
+        instance_id(std::move(instance)),
         destinations(executor, configuration) {}
 
   boost::asio::any_io_executor ex;

@@ -15,13 +15,13 @@ namespace outbox {
 
 struct in_flight_row {
   row_ticket ticket;
-  std::string provider;     // metric labels: the row's, or "unknown" when not configured
+  std::string provider;  // metric labels: the row's, or "unknown" when not configured
   std::string destination;
-  bool started = false;    // request bytes may be on the wire
-  bool outcome_queued = false;  // the settler has its outcome
-  bool abandoned = false;  // shutdown decided its fate; a late result is ignored
-  bool hold_on_doubt = false;  // its destination holds rows after an uncertain attempt
-  bool probe = false;          // sent alone to test a destination after a pause
+  bool started = false;                 // request bytes may be on the wire
+  bool outcome_queued = false;          // the settler has its outcome
+  bool abandoned = false;               // shutdown decided its fate; a late result is ignored
+  bool hold_on_doubt = false;           // its destination holds rows after an uncertain attempt
+  bool probe = false;                   // sent alone to test a destination after a pause
   std::vector<std::string> dropped;     // fields the provider left out ("field: reason (detail)")
   std::vector<std::string> match_keys;  // match keys the request carries, counted once it is delivered
 };

@@ -158,9 +158,9 @@ void maintenance::apply_on_call_pauses(const std::vector<db::destination_pause>&
     });
     if (it != pauses.end() && !d.gate.on_call_paused()) {
       d.gate.manual_pause("paused by " + it->paused_by + ": " + it->reason);
-      ctx_.log.warn("destination paused by on-call",
-                    {{"provider", d.provider_kind}, {"destination", d.name}, {"reason", it->reason},
-                     {"by", it->paused_by}});
+      ctx_.log.warn(
+          "destination paused by on-call",
+          {{"provider", d.provider_kind}, {"destination", d.name}, {"reason", it->reason}, {"by", it->paused_by}});
     } else if (it == pauses.end() && d.gate.on_call_paused()) {
       (void)d.gate.resume();
       ctx_.log.info("destination resumed by on-call", {{"provider", d.provider_kind}, {"destination", d.name}});

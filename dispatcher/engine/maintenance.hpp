@@ -53,7 +53,7 @@ class maintenance {
   bool reload_requested_ = false;
   bool any_on_call_pause_ = false;
   bool policies_recorded_ = false;
-  std::string resume_marker_;  // newest resume request acted on (database time); empty before the first read
+  std::string resume_marker_;    // newest resume request acted on (database time); empty before the first read
   bool fleet_supported_ = true;  // false on a schema before 0006: no heartbeat, no resume requests
   const std::chrono::system_clock::time_point started_at_ = std::chrono::system_clock::now();
 };

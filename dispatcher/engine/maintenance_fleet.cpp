@@ -78,13 +78,16 @@ asio::awaitable<bool> maintenance::async_fleet_refresh(db::connection& conn) {
 asio::awaitable<bool> maintenance::async_heartbeat(db::connection& conn) {
   if (!fleet_supported_) co_return true;
   const auto now = sys_clock::now();
-  db::heartbeat beat{ctx_.instance_id, version_line(), host_name(), static_cast<int>(::getpid()), started_at_,
-                     ctx_.cfg.sweep_interval, nlohmann::json::array()};
+  db::heartbeat beat{
+      ctx_.instance_id,        version_line(),         host_name(), static_cast<int>(::getpid()), started_at_,
+      ctx_.cfg.sweep_interval, nlohmann::json::array()};
   ctx_.destinations.for_each([&](const destination& d) {
     if (!d.gate.paused(now) || d.gate.manually_paused()) return;
     const auto until = d.gate.reopens_at();
-    beat.automatic_pauses.push_back({{"provider", d.provider_kind}, {"destination", d.name},
-                                     {"reason", d.gate.reason()}, {"until", until ? iso_time(*until) : ""}});
+    beat.automatic_pauses.push_back({{"provider", d.provider_kind},
+                                     {"destination", d.name},
+                                     {"reason", d.gate.reason()},
+                                     {"until", until ? iso_time(*until) : ""}});
   });
   const auto done = co_await db::async_beat(conn, beat);
   if (!done && done.error().kind() == db::error_kind::sql) {

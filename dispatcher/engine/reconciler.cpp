@@ -7,8 +7,8 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "dispatcher/engine/http_options.hpp"
-#include "providers/http/http_outcome.hpp"
 #include "dispatcher/engine/use_tuple.hpp"
+#include "providers/http/http_outcome.hpp"
 
 namespace outbox {
 namespace {
@@ -43,8 +43,7 @@ asio::awaitable<std::optional<std::int64_t>> async_record(db_link& link, db::con
 
 }  // namespace
 
-reconciler::reconciler(engine_context& ctx)
-    : ctx_(ctx), link_(ctx, "reconciler"), timer_(ctx.ex) {}
+reconciler::reconciler(engine_context& ctx) : ctx_(ctx), link_(ctx, "reconciler"), timer_(ctx.ex) {}
 
 bool reconciler::needed(const destination_registry& destinations) {
   bool any = false;
@@ -122,16 +121,20 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
   check.next_check = dest->provider->status_check_delay();
   if (!is_final(status.state) && too_old) {
     check.status = "UNKNOWN";
-    check.detail = "no final status " + std::to_string(give_up_after.count()) + " h after acceptance; last: " +
-                   std::string{providers::to_string(status.state)} + (status.detail.empty() ? "" : " " + status.detail);
+    check.detail = "no final status " + std::to_string(give_up_after.count()) +
+                   " h after acceptance; last: " + std::string{providers::to_string(status.state)} +
+                   (status.detail.empty() ? "" : " " + status.detail);
   }
   co_return check;
 }
 
 void reconciler::note(const db::request_check& check, std::int64_t rows) {
-  const nlohmann::json fields{{"provider", check.provider}, {"destination", check.destination},
-                          {"request_id", check.request_id}, {"status", check.status.empty() ? "unread" : check.status},
-                          {"rows", rows},           {"detail", check.detail}};
+  const nlohmann::json fields{{"provider", check.provider},
+                              {"destination", check.destination},
+                              {"request_id", check.request_id},
+                              {"status", check.status.empty() ? "unread" : check.status},
+                              {"rows", rows},
+                              {"detail", check.detail}};
   if (check.status.empty() || check.status == "PROCESSING") {
     ctx_.log.debug("request status not final yet", fields);
     return;

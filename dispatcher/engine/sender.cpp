@@ -9,8 +9,8 @@
 #include "dispatcher/engine/event_prep.hpp"
 #include "dispatcher/engine/http_options.hpp"
 #include "dispatcher/engine/task_guard.hpp"
-#include "providers/http/http_outcome.hpp"
 #include "dispatcher/engine/use_tuple.hpp"
+#include "providers/http/http_outcome.hpp"
 
 namespace outbox {
 namespace {
@@ -19,7 +19,7 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using sys_clock = std::chrono::system_clock;
 using steady = std::chrono::steady_clock;
-constexpr auto destination_pause = 60s;  // after a destination-wide failure (401/403): probe again after this
+constexpr auto destination_pause = 60s;           // after a destination-wide failure (401/403): probe again after this
 constexpr const char* unknown_label = "unknown";  // metric label for rows naming no configured destination
 
 // A provider's check must never end the claim loop: an exception is a rejection too.
@@ -69,9 +69,9 @@ std::optional<db::settlement> sender::route(const db::claimed_row& row, bool pro
   }
   if (row.reclaimed) {
     ++ctx_.metrics.reclaimed;
-    ctx_.log.warn("took over a row whose lease expired",
-                  {{"row_id", row.id}, {"provider", row.provider}, {"destination", row.destination},
-                   {"attempt", row.attempts}});
+    ctx_.log.warn(
+        "took over a row whose lease expired",
+        {{"row_id", row.id}, {"provider", row.provider}, {"destination", row.destination}, {"attempt", row.attempts}});
   }
   if (!dest) {
     return plan_rejection(ticket,
@@ -139,7 +139,8 @@ void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
     for (std::size_t i = 0; i < events.size(); i += batch) {
       const auto first = events.begin() + static_cast<long>(i);
       const auto last = events.begin() + static_cast<long>(std::min(events.size(), i + batch));
-      spawn(*dest, std::vector<providers::outbound_event>(std::make_move_iterator(first), std::make_move_iterator(last)));
+      spawn(*dest,
+            std::vector<providers::outbound_event>(std::make_move_iterator(first), std::make_move_iterator(last)));
     }
   }
 }
@@ -200,8 +201,10 @@ void sender::judge(destination& dest, std::vector<providers::outbound_event> eve
   if (verdict.pause_destination) {
     dest.gate.pause(now, destination_pause, *verdict.pause_destination);
     ctx_.log.error("destination paused after a destination-wide failure",
-                   {{"provider", dest.provider_kind}, {"destination", dest.name},
-                    {"reason", *verdict.pause_destination}, {"pause_seconds", destination_pause.count()}});
+                   {{"provider", dest.provider_kind},
+                    {"destination", dest.name},
+                    {"reason", *verdict.pause_destination},
+                    {"pause_seconds", destination_pause.count()}});
     for (const auto& e : events) {
       settle(plan_paused_attempt(ctx_.in_flight.find(e.row_id)->ticket, ex.facts, *verdict.pause_destination));
     }
@@ -237,10 +240,10 @@ void sender::note_health(destination& dest, const exchange& ex, sys_clock::time_
     ctx_.wake_claimer();
   }
   if (dest.gate.note_result(failing, now)) {
-    ctx_.log.error("destination circuit opened",
-                   {{"provider", dest.provider_kind}, {"destination", dest.name},
-                    {"last_error", ex.facts.response_excerpt},
-                    {"open_seconds", destination_gate::circuit_open_for.count()}});
+    ctx_.log.error("destination circuit opened", {{"provider", dest.provider_kind},
+                                                  {"destination", dest.name},
+                                                  {"last_error", ex.facts.response_excerpt},
+                                                  {"open_seconds", destination_gate::circuit_open_for.count()}});
     ctx_.wake_claimer();  // its wait must end when the circuit's pause does
   }
 }
@@ -273,7 +276,8 @@ void sender::abandon_running() {
     }
     if (row.hold_on_doubt) {
       // This destination must not resend after an uncertain attempt: a human decides.
-      s = plan_hold(row.ticket, "the dispatcher stopped while a request was in flight; held for review "
+      s = plan_hold(row.ticket,
+                    "the dispatcher stopped while a request was in flight; held for review "
                     "because this destination does not rely on provider dedup (run `dispatcher requeue` to resend)",
                     now);
     } else {

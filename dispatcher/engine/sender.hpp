@@ -46,7 +46,8 @@ class sender {
   void spawn(destination& dest, std::vector<providers::outbound_event> events);
   boost::asio::awaitable<void> async_send_batch(destination& dest, std::vector<providers::outbound_event> events);
   boost::asio::awaitable<bool> async_wait_turn(destination& dest);
-  boost::asio::awaitable<exchange> async_exchange(destination& dest, const std::vector<providers::outbound_event>& events);
+  boost::asio::awaitable<exchange> async_exchange(destination& dest,
+                                                  const std::vector<providers::outbound_event>& events);
   boost::asio::awaitable<bool> async_request(destination& dest, const std::vector<providers::outbound_event>& events,
                                              exchange& ex);
   void judge(destination& dest, std::vector<providers::outbound_event> events, exchange ex);

@@ -10,7 +10,6 @@ namespace {
 using sys_clock = std::chrono::system_clock;
 using steady = std::chrono::steady_clock;
 
-
 }  // namespace
 
 boost::asio::awaitable<sender::exchange> sender::async_exchange(destination& dest,
@@ -41,7 +40,7 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
     request = dest.provider->build_request(events, ex.facts.started_at);
   } catch (const std::exception& e) {
     ex.verdict.events = every_event(events.size(), providers::outcome_kind::dead,
-                            std::string("could not build the request: ") + e.what());
+                                    std::string("could not build the request: ") + e.what());
     co_return false;
   }
   if (dest.tokens) {
@@ -64,8 +63,9 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
   const auto result = co_await http_.async_send(std::move(request));
   ex.facts.duration = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0);
   if (result.resent_on_fresh_connection) {
-    ex.facts.note = "the request was fully written on a pooled connection that then failed, and sent again on a "
-                    "fresh one: the provider may have received it twice (its dedup id covers that)";
+    ex.facts.note =
+        "the request was fully written on a pooled connection that then failed, and sent again on a "
+        "fresh one: the provider may have received it twice (its dedup id covers that)";
   }
   ctx_.metrics.request_seconds[key].observe(std::chrono::duration<double>(steady::now() - t0).count());
   if (result.response) {
@@ -82,7 +82,7 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
     // slot and the rows would be stuck): treat it as a transient failure.
     ex.verdict = {};
     ex.verdict.events = every_event(events.size(), providers::outcome_kind::retry,
-                            std::string("could not judge the response: ") + e.what());
+                                    std::string("could not judge the response: ") + e.what());
   }
   co_return true;
 }

@@ -31,8 +31,7 @@ db::settlement plan_settlement(const row_ticket& row, const providers::event_out
       s.outcome = "dead";
       s.error = outcome.error;
       return s;
-    case providers::outcome_kind::retry:
-      break;
+    case providers::outcome_kind::retry: break;
   }
   const auto decision = next_attempt(policy, row.attempt, now, row.created_at, outcome.retry_after, random01);
   if (decision.give_up()) {

@@ -35,8 +35,8 @@ struct attempt_facts {
                                              std::chrono::system_clock::time_point now, double random01);
 
 // Put back without counting the attempt: paused destination, shutdown before sending.
-[[nodiscard]] db::settlement plan_putback(const row_ticket& row, std::chrono::milliseconds delay,
-                                          std::string outcome, std::string reason);
+[[nodiscard]] db::settlement plan_putback(const row_ticket& row, std::chrono::milliseconds delay, std::string outcome,
+                                          std::string reason);
 
 // A request the destination refused as a whole (401/403, a refused token): put
 // back without counting the attempt, but logged with what the API answered.

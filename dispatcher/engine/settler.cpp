@@ -15,7 +15,7 @@ using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 constexpr std::size_t max_batch = 1000;
 constexpr std::size_t flush_at_once = 64;  // outcomes that end the settle window early
-constexpr auto reconnect_delay = 1s;  // only when the connect itself failed
+constexpr auto reconnect_delay = 1s;       // only when the connect itself failed
 
 // What is left of an outcome when its own texts cannot be stored: ASCII only.
 db::settlement plain(db::settlement s, const std::string& why) {
@@ -193,8 +193,12 @@ void settler::record(const db::settlement& s) {
                           : s.state == db::settle_state::dead ? log_level::warn
                                                               : log_level::info;
   ctx_.log.log(level, "row settled", [&] {
-    nlohmann::json f{{"row_id", s.id},      {"provider", row->provider}, {"destination", row->destination},
-                     {"state", db::to_string(s.state)}, {"outcome", s.outcome}, {"attempt", s.attempt}};
+    nlohmann::json f{{"row_id", s.id},
+                     {"provider", row->provider},
+                     {"destination", row->destination},
+                     {"state", db::to_string(s.state)},
+                     {"outcome", s.outcome},
+                     {"attempt", s.attempt}};
     if (s.http_status) f["http_status"] = *s.http_status;
     if (!s.error.empty()) f["error"] = s.error;
     if (s.state == db::settle_state::pending) f["retry_in_ms"] = s.retry_delay.count();

@@ -12,7 +12,8 @@ namespace outbox {
 
 class task_guard {
  public:
-  task_guard(logger& log, std::string task, std::function<void()> done = [] {})
+  task_guard(
+      logger& log, std::string task, std::function<void()> done = [] {})
       : log_(&log), task_(std::move(task)), done_(std::move(done)) {}
 
   void operator()(std::exception_ptr e) const {

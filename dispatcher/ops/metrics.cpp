@@ -47,9 +47,9 @@ std::string dest_labels(const metrics::destination_key& k) {
 
 // `counts` plus a 0 for each configured destination and each of `values` not yet counted.
 template <class Values>
-std::map<metrics::outcome_key, std::uint64_t> from_zero(std::map<metrics::outcome_key, std::uint64_t> counts,
-                                                        const std::map<metrics::destination_key, destination_view>& dests,
-                                                        const Values& values) {
+std::map<metrics::outcome_key, std::uint64_t> from_zero(
+    std::map<metrics::outcome_key, std::uint64_t> counts,
+    const std::map<metrics::destination_key, destination_view>& dests, const Values& values) {
   for (const auto& [k, view] : dests) {
     for (const auto v : values) counts.try_emplace({k.first, k.second, std::string(v)}, 0);
   }
@@ -131,7 +131,8 @@ void metrics::render_conversions(std::string& out) const {
          "Rows whose asynchronous processing result was read back from the provider, by status.");
   for (const auto& [k, n] : provider_statuses) {
     sample(out, "outbox_provider_status_rows_total",
-           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",status=\"" + label_value(std::get<2>(k)) + "\"", double(n));
+           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",status=\"" + label_value(std::get<2>(k)) + "\"",
+           double(n));
   }
 }
 
@@ -149,14 +150,17 @@ void metrics::render_destination_gauges(std::string& out) const {
     sample(out, "outbox_delivery_lag_seconds", dest_labels(k), v);
   if (!backlog_rows) return;  // not read from the database yet: no sample rather than a false 0
   header(out, "outbox_backlog_rows", "gauge", "Unsent rows (pending or sending) of a destination.");
-  for (const auto& [k, v] : from_zero(*backlog_rows, destinations)) sample(out, "outbox_backlog_rows", dest_labels(k), double(v));
+  for (const auto& [k, v] : from_zero(*backlog_rows, destinations))
+    sample(out, "outbox_backlog_rows", dest_labels(k), double(v));
 }
 
 // The metrics every Prometheus client library exports, named as they name them.
 void metrics::render_process(std::string& out) const {
   header(out, "outbox_build_info", "gauge", "Always 1; the labels are the dispatcher's version and commit.");
   sample(out, "outbox_build_info",
-         "version=\"" + label_value(std::string(version())) + "\",revision=\"" + label_value(std::string(revision())) + "\"", 1);
+         "version=\"" + label_value(std::string(version())) + "\",revision=\"" + label_value(std::string(revision())) +
+             "\"",
+         1);
   if (!process) return;
   header(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
   sample(out, "process_cpu_seconds_total", "", process->cpu_seconds);
@@ -185,13 +189,16 @@ std::string metrics::render() const {
   header(out, "outbox_deliveries_total", "counter", "Rows settled by this process, by outcome.");
   for (const auto& [k, n] : from_zero(deliveries, destinations, delivery_outcomes)) {
     sample(out, "outbox_deliveries_total",
-           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",outcome=\"" + label_value(std::get<2>(k)) + "\"", double(n));
+           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",outcome=\"" + label_value(std::get<2>(k)) + "\"",
+           double(n));
   }
   render_conversions(out);
   header(out, "outbox_requests_total", "counter", "HTTP requests sent, by destination.");
-  for (const auto& [k, n] : from_zero(requests, destinations)) sample(out, "outbox_requests_total", dest_labels(k), double(n));
+  for (const auto& [k, n] : from_zero(requests, destinations))
+    sample(out, "outbox_requests_total", dest_labels(k), double(n));
   header(out, "outbox_request_duration_seconds", "histogram", "HTTP request latency, by destination.");
-  for (const auto& [k, h] : from_zero(request_seconds, destinations)) h.render(out, "outbox_request_duration_seconds", dest_labels(k));
+  for (const auto& [k, h] : from_zero(request_seconds, destinations))
+    h.render(out, "outbox_request_duration_seconds", dest_labels(k));
   header(out, "outbox_claim_duration_seconds", "histogram", "Claim statement latency.");
   claim_seconds.render(out, "outbox_claim_duration_seconds", "");
   header(out, "outbox_settle_duration_seconds", "histogram", "Settle statement latency (one batch).");

@@ -38,8 +38,8 @@ class histogram {
 };
 
 // The outcomes an attempt can be settled with (the attempts log's names).
-inline constexpr std::array<std::string_view, 8> delivery_outcomes{"delivered", "retry",    "dead",      "rejected",
-                                                                   "held",      "paused",   "released",  "abandoned"};
+inline constexpr std::array<std::string_view, 8> delivery_outcomes{"delivered", "retry",  "dead",     "rejected",
+                                                                   "held",      "paused", "released", "abandoned"};
 // The states outbox_rows reports (sent is not counted).
 inline constexpr std::array<std::string_view, 4> open_row_states{"pending", "sending", "dead", "held"};
 
@@ -57,14 +57,14 @@ struct error_note {
 };
 
 struct metrics {
-  using destination_key = std::pair<std::string, std::string>;                      // provider, destination
-  using outcome_key = std::tuple<std::string, std::string, std::string>;             // + outcome
+  using destination_key = std::pair<std::string, std::string>;            // provider, destination
+  using outcome_key = std::tuple<std::string, std::string, std::string>;  // + outcome
 
   using field_key = std::tuple<std::string, std::string, std::string, std::string>;  // + field, reason
 
-  std::map<outcome_key, std::uint64_t> deliveries;  // settled rows by outcome
-  std::map<field_key, std::uint64_t> fields_dropped;  // per attempt: fields a provider left out
-  std::map<outcome_key, std::uint64_t> match_keys;    // delivered rows carrying each match key (outcome = key)
+  std::map<outcome_key, std::uint64_t> deliveries;         // settled rows by outcome
+  std::map<field_key, std::uint64_t> fields_dropped;       // per attempt: fields a provider left out
+  std::map<outcome_key, std::uint64_t> match_keys;         // delivered rows carrying each match key (outcome = key)
   std::map<outcome_key, std::uint64_t> provider_statuses;  // reconciled rows by processing status
   std::map<destination_key, histogram> request_seconds;
   std::map<destination_key, std::uint64_t> requests;
@@ -87,7 +87,7 @@ struct metrics {
   std::map<destination_key, double> delivery_lag_seconds;  // age of the oldest unsent row by created_at (maintenance)
   // Unsent rows (pending and sending) per destination (maintenance); nullopt until first read.
   std::optional<std::map<destination_key, std::int64_t>> backlog_rows;
-  std::map<destination_key, error_note> last_errors;       // per destination, from settled rows
+  std::map<destination_key, error_note> last_errors;  // per destination, from settled rows
   // Filled by engine::metrics_snapshot: the configured destinations (the label
   // values every series starts from), this process, and its /proc figures.
   std::map<destination_key, destination_view> destinations;

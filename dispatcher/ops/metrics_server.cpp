@@ -14,8 +14,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include "dispatcher/ops/status_page.hpp"
 #include "dispatcher/engine/use_tuple.hpp"
+#include "dispatcher/ops/status_page.hpp"
 
 namespace outbox {
 namespace {
@@ -278,7 +278,8 @@ void metrics_server::stop() {
 }
 
 asio::awaitable<void> metrics_server::async_run() {
-  if (impl_->state->snapshot) asio::co_spawn(impl_->acceptor.get_executor(), async_sample(impl_->state), asio::detached);
+  if (impl_->state->snapshot)
+    asio::co_spawn(impl_->acceptor.get_executor(), async_sample(impl_->state), asio::detached);
   asio::steady_timer backoff(impl_->acceptor.get_executor());
   for (;;) {
     auto [ec, socket] = co_await impl_->acceptor.async_accept(use_tuple);

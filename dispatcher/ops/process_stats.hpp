@@ -9,12 +9,12 @@
 namespace outbox {
 
 struct process_stats {
-  double cpu_seconds = 0;           // user + system time
+  double cpu_seconds = 0;  // user + system time
   std::uint64_t resident_bytes = 0;
   std::uint64_t virtual_bytes = 0;
   std::uint64_t open_fds = 0;
-  std::uint64_t max_fds = 0;        // RLIMIT_NOFILE soft limit
-  double start_time_seconds = 0;    // Unix time
+  std::uint64_t max_fds = 0;      // RLIMIT_NOFILE soft limit
+  double start_time_seconds = 0;  // Unix time
 };
 
 // This process's figures; nullopt when /proc is not mounted (then no sample is exported).

@@ -109,9 +109,11 @@ std::map<metrics::destination_key, destination_view> shown_destinations(const me
 void destinations_table(std::string& out, const status_page_input& in) {
   const bool full = in.history.full_window(in.steady_now);
   const std::string window = full ? "last hour" : "since start";
-  out += "<table id=\"destinations\">\n<thead><tr><th>provider</th><th>destination</th><th>state</th>"
-         "<th>backlog</th><th>lag</th><th>delivered (" + window + ")</th><th>retried (" + window +
-         ")</th><th>failed (" + window + ")</th><th>last error</th></tr></thead>\n<tbody>\n";
+  out +=
+      "<table id=\"destinations\">\n<thead><tr><th>provider</th><th>destination</th><th>state</th>"
+      "<th>backlog</th><th>lag</th><th>delivered (" +
+      window + ")</th><th>retried (" + window + ")</th><th>failed (" + window +
+      ")</th><th>last error</th></tr></thead>\n<tbody>\n";
   const auto shown = shown_destinations(in.m);
   for (const auto& [k, v] : shown) destination_row(out, in, k, v);
   if (shown.empty()) out += "<tr class=\"none\"><td colspan=\"9\">no destination is configured</td></tr>\n";
@@ -172,7 +174,9 @@ delivery_history::delivery_history(clock::time_point started) { samples_.push_ba
 
 settled_counts delivery_history::totals(const metrics& m, const metrics::destination_key& k) {
   settled_counts c;
-  auto count = [&](const char* outcome) { return value_or(m.deliveries, {k.first, k.second, outcome}, std::uint64_t{0}); };
+  auto count = [&](const char* outcome) {
+    return value_or(m.deliveries, {k.first, k.second, outcome}, std::uint64_t{0});
+  };
   c.delivered = count("delivered");
   c.retried = count("retry");
   c.failed = count("dead") + count("rejected");
@@ -207,11 +211,12 @@ std::string render_status_page(const status_page_input& in) {
   summary(out, in);
   out += "<h2>Destinations</h2>\n";
   destinations_table(out, in);
-  out += "<p class=\"note\">State and counts are this process's (other dispatchers keep their own); counts come "
-         "from in-process counters since " +
-         iso_time(in.now - std::chrono::duration_cast<sys_clock::duration>(in.steady_now - in.history.baseline_at())) +
-         ". Backlog, lag and rows are read from the database on the sweep interval. Refreshes every 15 s; "
-         "/metrics has the same figures for Prometheus.</p>\n</body></html>\n";
+  out +=
+      "<p class=\"note\">State and counts are this process's (other dispatchers keep their own); counts come "
+      "from in-process counters since " +
+      iso_time(in.now - std::chrono::duration_cast<sys_clock::duration>(in.steady_now - in.history.baseline_at())) +
+      ". Backlog, lag and rows are read from the database on the sweep interval. Refreshes every 15 s; "
+      "/metrics has the same figures for Prometheus.</p>\n</body></html>\n";
   return out;
 }
 

@@ -60,14 +60,10 @@ std::string hex_escape(const char* prefix, std::uint32_t value, int digits) {
 // The visible form of one valid character, or nullopt to keep it as it is.
 std::optional<std::string> escape_for(char32_t c) {
   switch (c) {
-    case '\n':
-      return "\\n";
-    case '\r':
-      return "\\r";
-    case '\t':
-      return "\\t";
-    default:
-      break;
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default: break;
   }
   if (c < 0x20 || c == 0x7F) return hex_escape("\\x", c, 2);
   if ((c >= 0x80 && c <= 0x9F) || reorders_text(c)) return hex_escape("\\u", c, 4);

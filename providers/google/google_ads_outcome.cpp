@@ -29,8 +29,8 @@ constexpr std::array<std::string_view, 7> destination_wide_codes{
 bool is_access_kind(std::string_view kind) { return kind == "authorizationError" || kind == "authenticationError"; }
 
 bool is_destination_wide(const google_error_item& e) {
-  return is_access_kind(e.kind) ||
-         std::find(destination_wide_codes.begin(), destination_wide_codes.end(), e.code) != destination_wide_codes.end();
+  return is_access_kind(e.kind) || std::find(destination_wide_codes.begin(), destination_wide_codes.end(), e.code) !=
+                                       destination_wide_codes.end();
 }
 
 std::string allowlist_advice() {
@@ -43,8 +43,9 @@ std::string pause_reason(const google_error_item& e, std::string_view context) {
   if (!e.message.empty()) reason += ": " + one_line_excerpt(e.message, 200);
   if (e.code == "CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE") reason += allowlist_advice();
   if (e.code == "NO_CONVERSION_ACTION_FOUND" || e.code == "INVALID_CONVERSION_ACTION_TYPE") {
-    reason += " (check conversion_action_id and customer_id: the action must be an UPLOAD_CLICKS action of that "
-              "account)";
+    reason +=
+        " (check conversion_action_id and customer_id: the action must be an UPLOAD_CLICKS action of that "
+        "account)";
   }
   return reason;
 }
@@ -143,8 +144,9 @@ void classify_accepted(std::span<const std::optional<std::size_t>> rows, std::si
   if (!body.is_object()) {
     // Without the body we cannot see row errors. A resend is safe: accepted rows
     // come back as ORDER_ID_ALREADY_IN_USE.
-    for_sent(out, rows, retry_outcome("HTTP " + std::to_string(response.status) +
-                                      " with a body that is not a JSON object: " + one_line_excerpt(response.body, 200)));
+    for_sent(out, rows,
+             retry_outcome("HTTP " + std::to_string(response.status) +
+                           " with a body that is not a JSON object: " + one_line_excerpt(response.body, 200)));
     return;
   }
   const row_errors errors = partial_failure_errors(body, in_request);

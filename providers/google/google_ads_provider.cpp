@@ -7,14 +7,14 @@
 #include <stdexcept>
 
 #include "providers/google/google_text.hpp"
-#include "providers/setting_checks.hpp"
 #include "providers/http/http_outcome.hpp"
+#include "providers/setting_checks.hpp"
 
 namespace outbox::providers {
 
-using setting_checks::setting;
 using google_detail::string_or_empty;
 using nlohmann::json;
+using setting_checks::setting;
 using std::chrono::system_clock;
 
 // ==== google_ads ================================================================
@@ -151,7 +151,8 @@ http_request google_ads_provider::build_request(std::span<const outbound_event> 
   request.url = destination_.url();
   request.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   request.headers.emplace_back("content-type", "application/json");
-  if (!destination_.developer_token.empty()) request.headers.emplace_back("developer-token", destination_.developer_token);
+  if (!destination_.developer_token.empty())
+    request.headers.emplace_back("developer-token", destination_.developer_token);
   if (!destination_.login_customer_id.empty()) {
     request.headers.emplace_back("login-customer-id", destination_.login_customer_id);
   }
@@ -197,7 +198,8 @@ std::vector<std::pair<std::string, std::string>> validate_google_ads_settings(
     }
   }
   const auto token = setting(settings, "developer_token");
-  if (std::any_of(token.begin(), token.end(), [](char c) { return static_cast<unsigned char>(c) < 0x21 || c == 0x7f; })) {
+  if (std::any_of(token.begin(), token.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x21 || c == 0x7f; })) {
     problems.emplace_back("developer_token", "must not contain spaces or control characters");
   }
   check_common(settings, google_ads_max_batch, problems);
@@ -221,7 +223,8 @@ google_ads_destination make_google_ads_destination(const std::map<std::string, s
   d.developer_token = std::string{setting(settings, "developer_token")};
   d.oauth = oauth_from(settings);
   if (const auto v = setting(settings, "validate_only"); !v.empty()) d.validate_only = *parse_bool(trim_blanks(v));
-  if (const auto v = trim_blanks(setting(settings, "batch_size")); !v.empty()) d.batch_size = std::stoul(std::string{v});
+  if (const auto v = trim_blanks(setting(settings, "batch_size")); !v.empty())
+    d.batch_size = std::stoul(std::string{v});
   auto code = trim_blanks(setting(settings, "default_phone_country_code"));
   if (!code.empty() && code.front() == '+') code.remove_prefix(1);
   d.default_phone_country_code = std::string{code};

@@ -124,10 +124,19 @@ class google_ads_provider final : public provider {
 };
 
 // Settings of a google_ads destination (lower-case keys), for provider_kinds().
-inline constexpr std::array<std::string_view, 13> google_ads_setting_keys{
-    "customer_id",   "conversion_action_id", "login_customer_id", "developer_token", "client_id",
-    "client_secret", "refresh_token",        "token_url",         "base_url",        "api_version",
-    "validate_only", "batch_size",           "default_phone_country_code"};
+inline constexpr std::array<std::string_view, 13> google_ads_setting_keys{"customer_id",
+                                                                          "conversion_action_id",
+                                                                          "login_customer_id",
+                                                                          "developer_token",
+                                                                          "client_id",
+                                                                          "client_secret",
+                                                                          "refresh_token",
+                                                                          "token_url",
+                                                                          "base_url",
+                                                                          "api_version",
+                                                                          "validate_only",
+                                                                          "batch_size",
+                                                                          "default_phone_country_code"};
 
 // (key, problem) pairs; never echoes a secret.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> validate_google_ads_settings(

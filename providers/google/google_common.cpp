@@ -108,7 +108,8 @@ std::optional<seconds> parse_google_duration(std::string_view text) {
   const auto all_digits = [](std::string_view s) {
     return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
-  if (whole.empty() || !all_digits(whole) || !all_digits(fraction) || (dot != std::string_view::npos && fraction.empty())) {
+  if (whole.empty() || !all_digits(whole) || !all_digits(fraction) ||
+      (dot != std::string_view::npos && fraction.empty())) {
     return std::nullopt;
   }
   std::int64_t n = 0;
@@ -123,7 +124,8 @@ namespace {
 // "conversions[3].gclid" / "events.3" / "events[3]" -> 3 when the path starts with
 // `list`; Data Manager's documented "events.events[0].user_data" is found too.
 std::optional<std::size_t> index_in_path(std::string_view path, std::string_view list) {
-  if (const std::size_t bracket = path.find(std::string{list} + "["); bracket != std::string_view::npos && bracket > 0) {
+  if (const std::size_t bracket = path.find(std::string{list} + "[");
+      bracket != std::string_view::npos && bracket > 0) {
     path.remove_prefix(bracket);
   }
   if (!path.starts_with(list)) return std::nullopt;
@@ -188,7 +190,8 @@ google_error_item read_ads_error(const json& error, std::string_view list_field,
   }
   if (const auto more = error.find("details"); more != error.end() && more->is_object()) {
     const auto quota = more->find("quotaErrorDetails");
-    if (quota != more->end() && quota->is_object() && quota->contains("retryDelay")) note_delay(s, (*quota)["retryDelay"]);
+    if (quota != more->end() && quota->is_object() && quota->contains("retryDelay"))
+      note_delay(s, (*quota)["retryDelay"]);
   }
   if (e.code.empty()) e.code = "UNKNOWN";
   return e;
@@ -215,7 +218,8 @@ void fill_missing_reasons(google_status& s) {
     }
   }
   for (auto& e : s.errors) {
-    if (e.kind == "BadRequest" && e.code.empty()) e.code = !reason.empty() ? reason : !s.status.empty() ? s.status : "INVALID_ARGUMENT";
+    if (e.kind == "BadRequest" && e.code.empty())
+      e.code = !reason.empty() ? reason : !s.status.empty() ? s.status : "INVALID_ARGUMENT";
   }
 }
 

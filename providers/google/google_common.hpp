@@ -43,7 +43,7 @@ struct google_event {
   std::optional<address_info> address;
   std::optional<consent_value> ad_user_data;  // consent; nullopt: not given
   std::optional<consent_value> ad_personalization;
-  nlohmann::json extra;  // payload.extra.<extra_key> (an object), or null
+  nlohmann::json extra;    // payload.extra.<extra_key> (an object), or null
   dropped_fields dropped;  // fields left out, with why
 
   [[nodiscard]] bool has_click_id() const { return !gclid.empty() || !gbraid.empty() || !wbraid.empty(); }

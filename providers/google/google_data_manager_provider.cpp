@@ -143,14 +143,16 @@ const google_error_item* destination_wide_error(const std::optional<google_statu
 std::string destination_refusal(int status, const google_error_item* wide, const std::string& text) {
   std::string reason = "Data Manager refused the destination (" + text + ")";
   if (status == 403 || (wide != nullptr && wide->code == "PERMISSION_DENIED")) {
-    reason += ": check that the OAuth user can reach account_id (through login_account_id when it is a manager "
-              "account) and that the refresh token was granted the https://www.googleapis.com/auth/datamanager "
-              "scope";
+    reason +=
+        ": check that the OAuth user can reach account_id (through login_account_id when it is a manager "
+        "account) and that the refresh token was granted the https://www.googleapis.com/auth/datamanager "
+        "scope";
   } else if (status == 404) {
     reason += ": check base_url";
   } else {
-    reason += ": check account_id and conversion_action_id (an UPLOAD_CLICKS action of that account) and the "
-              "account's conversion settings";
+    reason +=
+        ": check account_id and conversion_action_id (an UPLOAD_CLICKS action of that account) and the "
+        "account's conversion settings";
   }
   return reason;
 }
@@ -162,7 +164,8 @@ void classify_refused_batch(std::span<const std::optional<std::size_t>> rows, st
   if (parsed) {
     for (const auto& e : parsed->errors) {
       if (e.row && *e.row < in_request && !located[*e.row]) {
-        located[*e.row] = one_line_excerpt("Data Manager: " + e.code + (e.message.empty() ? "" : ": " + e.message), 400);
+        located[*e.row] =
+            one_line_excerpt("Data Manager: " + e.code + (e.message.empty() ? "" : ": " + e.message), 400);
       }
     }
   }
@@ -173,7 +176,7 @@ void classify_refused_batch(std::span<const std::optional<std::size_t>> rows, st
       out.events[i] = google_dead_outcome(*located[*rows[i]]);
     } else {
       out.events[i] = google_retry_outcome("the request was refused because of another event in it (" + text +
-                                    "); sent again on its own");
+                                           "); sent again on its own");
       out.events[i].resend_alone = true;
     }
   }
@@ -181,8 +184,8 @@ void classify_refused_batch(std::span<const std::optional<std::size_t>> rows, st
 
 }  // namespace
 
-batch_outcome classify_data_manager_result(std::span<const std::optional<std::size_t>> rows,
-                                           const http_result& result, system_clock::time_point now) {
+batch_outcome classify_data_manager_result(std::span<const std::optional<std::size_t>> rows, const http_result& result,
+                                           system_clock::time_point now) {
   const std::size_t in_request =
       static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.has_value(); }));
   batch_outcome out;

@@ -61,7 +61,7 @@ struct google_data_manager_destination {
   // Google: "wait for 30 minutes, then send a RetrieveRequestStatus request", repeating until final.
   std::chrono::seconds status_check_delay{1800};
 
-  [[nodiscard]] std::string url() const;  // {base_url}/v1/events:ingest
+  [[nodiscard]] std::string url() const;                                    // {base_url}/v1/events:ingest
   [[nodiscard]] std::string status_url(std::string_view request_id) const;  // .../v1/requestStatus:retrieve?requestId=
   [[nodiscard]] nlohmann::json destination_json() const;
 };
@@ -107,10 +107,18 @@ class google_data_manager_provider final : public provider {
   google_data_manager_destination destination_;
 };
 
-inline constexpr std::array<std::string_view, 12> google_data_manager_setting_keys{
-    "account_id",    "conversion_action_id", "login_account_id",           "client_id",
-    "client_secret", "refresh_token",        "token_url",                  "base_url",
-    "validate_only", "batch_size",           "default_phone_country_code", "status_check_delay_seconds"};
+inline constexpr std::array<std::string_view, 12> google_data_manager_setting_keys{"account_id",
+                                                                                   "conversion_action_id",
+                                                                                   "login_account_id",
+                                                                                   "client_id",
+                                                                                   "client_secret",
+                                                                                   "refresh_token",
+                                                                                   "token_url",
+                                                                                   "base_url",
+                                                                                   "validate_only",
+                                                                                   "batch_size",
+                                                                                   "default_phone_country_code",
+                                                                                   "status_check_delay_seconds"};
 
 // The requestId of an events:ingest answer ("" when absent).
 [[nodiscard]] std::string data_manager_request_id(std::string_view body);

@@ -4,8 +4,8 @@
 #include "providers/google/google_data_manager_provider.hpp"
 #include "providers/google/google_settings.hpp"
 #include "providers/google/google_text.hpp"
-#include "providers/setting_checks.hpp"
 #include "providers/http/http_outcome.hpp"
+#include "providers/setting_checks.hpp"
 
 namespace outbox::providers {
 using setting_checks::setting;
@@ -21,8 +21,8 @@ std::vector<std::pair<std::string, std::string>> validate_google_data_manager_se
   if (const auto delay = trim_blanks(setting(settings, "status_check_delay_seconds"));
       !delay.empty() && (!is_digits(delay) || delay.size() > 6 || std::stoul(std::string{delay}) < 1 ||
                          std::stoul(std::string{delay}) > 86400)) {
-    problems.emplace_back("status_check_delay_seconds",
-                          "must be a whole number of seconds from 1 to 86400 (got \"" + one_line_excerpt(delay, 40) + "\")");
+    problems.emplace_back("status_check_delay_seconds", "must be a whole number of seconds from 1 to 86400 (got \"" +
+                                                            one_line_excerpt(delay, 40) + "\")");
   }
   return problems;
 }
@@ -42,7 +42,8 @@ google_data_manager_destination make_google_data_manager_destination(const std::
   }
   d.oauth = oauth_from(settings);
   if (const auto v = setting(settings, "validate_only"); !v.empty()) d.validate_only = *parse_bool(trim_blanks(v));
-  if (const auto v = trim_blanks(setting(settings, "batch_size")); !v.empty()) d.batch_size = std::stoul(std::string{v});
+  if (const auto v = trim_blanks(setting(settings, "batch_size")); !v.empty())
+    d.batch_size = std::stoul(std::string{v});
   auto code = trim_blanks(setting(settings, "default_phone_country_code"));
   if (!code.empty() && code.front() == '+') code.remove_prefix(1);
   d.default_phone_country_code = std::string{code};

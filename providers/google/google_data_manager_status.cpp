@@ -62,10 +62,12 @@ request_status from_entry(const json& entry) {
     }
   }
   if (const auto e = entry.find("errorInfo"); e != entry.end()) {
-    if (auto text = counts(*e, "errorCounts"); !text.empty()) detail += (detail.empty() ? "" : "; ") + ("errors: " + text);
+    if (auto text = counts(*e, "errorCounts"); !text.empty())
+      detail += (detail.empty() ? "" : "; ") + ("errors: " + text);
   }
   if (const auto w = entry.find("warningInfo"); w != entry.end()) {
-    if (auto text = counts(*w, "warningCounts"); !text.empty()) detail += (detail.empty() ? "" : "; ") + ("warnings: " + text);
+    if (auto text = counts(*w, "warningCounts"); !text.empty())
+      detail += (detail.empty() ? "" : "; ") + ("warnings: " + text);
   }
   out.detail = one_line_excerpt(detail, 600);
   return out;
@@ -89,7 +91,8 @@ request_status read_data_manager_status(const http_result& result) {
   request_status out;
   if (!result.response || result.response->status == 429 || is_retryable_status(result.response->status)) {
     out.retry_later = true;
-    out.detail = result.response ? "HTTP " + std::to_string(result.response->status) : "no answer: " + result.error_message;
+    out.detail =
+        result.response ? "HTTP " + std::to_string(result.response->status) : "no answer: " + result.error_message;
     return out;
   }
   const auto& response = *result.response;

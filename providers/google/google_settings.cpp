@@ -4,8 +4,8 @@
 #include <array>
 
 #include "providers/google/google_text.hpp"
-#include "providers/setting_checks.hpp"
 #include "providers/http/http_outcome.hpp"
+#include "providers/setting_checks.hpp"
 
 namespace outbox::providers {
 
@@ -89,11 +89,11 @@ void check_common(const settings_map& settings, std::size_t max_batch, problem_l
     problems.emplace_back("validate_only", "must be true or false (got \"" + one_line_excerpt(v, 40) + "\")");
   }
   if (const auto v = trim_blanks(setting(settings, "batch_size")); !v.empty()) {
-    const bool ok = is_digits(v) && v.size() <= 6 && std::stoul(std::string{v}) >= 1 &&
-                    std::stoul(std::string{v}) <= max_batch;
+    const bool ok =
+        is_digits(v) && v.size() <= 6 && std::stoul(std::string{v}) >= 1 && std::stoul(std::string{v}) <= max_batch;
     if (!ok) {
-      problems.emplace_back("batch_size", "must be a whole number from 1 to " + std::to_string(max_batch) +
-                                              " (got \"" + one_line_excerpt(v, 40) + "\")");
+      problems.emplace_back("batch_size", "must be a whole number from 1 to " + std::to_string(max_batch) + " (got \"" +
+                                              one_line_excerpt(v, 40) + "\")");
     }
   }
   if (auto v = trim_blanks(setting(settings, "default_phone_country_code")); !v.empty()) {

@@ -11,8 +11,6 @@ namespace {
 using std::chrono::seconds;
 using std::chrono::system_clock;
 
-
-
 // Reads exactly s.size() digits; nullopt if any is not a digit.
 std::optional<int> fixed_digits(std::string_view s) {
   int v = 0;

@@ -96,7 +96,8 @@ parsed_url parse_url(std::string_view url) {
   // -Wstringop-overflow warnings on that form (a user's Release build shows them).
   out.target = (rest.empty() || rest.front() == '?') ? std::string(1, '/').append(rest) : std::string(rest);
 
-  out.host_header = (out.host_is_ip && address.is_v6()) ? std::string(1, '[').append(out.host).append(1, ']') : out.host;
+  out.host_header =
+      (out.host_is_ip && address.is_v6()) ? std::string(1, '[').append(out.host).append(1, ']') : out.host;
   if (out.port != (out.tls ? 443 : 80)) out.host_header.append(1, ':').append(std::to_string(out.port));
   out.origin = std::string(out.tls ? "https://" : "http://") + out.host_header;
   return {std::move(out), {}};
@@ -155,7 +156,8 @@ void append_fields(std::string& w, const header_list& headers) {
     if (is_ours(headers[i].first) || named_earlier(headers, i)) continue;
     for (std::size_t k = i; k < headers.size(); ++k) {
       const auto& [name, value] = headers[k];
-      if (k == i || iequals(name, headers[i].first)) w.append(name).append(": ").append(trimmed_value(value)).append("\r\n");
+      if (k == i || iequals(name, headers[i].first))
+        w.append(name).append(": ").append(trimmed_value(value)).append("\r\n");
     }
   }
 }
@@ -171,7 +173,8 @@ std::optional<std::string> build_wire(http_request& req, const target_url& url, 
     if (!is_token(name)) return "invalid header name";
     if (!is_field_value(value)) return "invalid value for header '" + name + "'";
     if (is_ours(name)) continue;
-    if (name.size() > max_field_part || value.size() > max_field_part) return "header '" + name.substr(0, 64) + "' is too long";
+    if (name.size() > max_field_part || value.size() > max_field_part)
+      return "header '" + name.substr(0, 64) + "' is too long";
     has_user_agent = has_user_agent || iequals(name, "user-agent");
     has_content_type = has_content_type || iequals(name, "content-type");
     fields_size += name.size() + value.size() + 4;
@@ -188,7 +191,8 @@ std::optional<std::string> build_wire(http_request& req, const target_url& url, 
   w.append("Host: ").append(url.host_header).append("\r\n");
   if (!has_user_agent) w.append("User-Agent: ").append(user_agent).append("\r\n");
   if (!req.body.empty() && !has_content_type) w.append("Content-Type: application/json\r\n");
-  if (sends_content_length(req.method, req.body.size())) w.append("Content-Length: ").append(length_text).append("\r\n");
+  if (sends_content_length(req.method, req.body.size()))
+    w.append("Content-Length: ").append(length_text).append("\r\n");
   w.append("\r\n");
   if (body_apart) {
     out.large_body = std::move(req.body);

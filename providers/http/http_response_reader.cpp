@@ -29,18 +29,12 @@ class response_error_category_impl final : public boost::system::error_category 
   [[nodiscard]] const char* name() const noexcept override { return "outbox.http_response"; }
   [[nodiscard]] std::string message(int e) const override {
     switch (static_cast<response_error>(e)) {
-      case response_error::header_too_large:
-        return "response header too large";
-      case response_error::too_many_fields:
-        return "too many header fields";
-      case response_error::chunk_extension_too_long:
-        return "chunk extension too long";
-      case response_error::chunk_metadata_too_large:
-        return "chunk-size line or trailers too large";
-      case response_error::switching_protocols:
-        return "unexpected 101 Switching Protocols";
-      case response_error::too_many_interim:
-        return "too many interim (1xx) responses";
+      case response_error::header_too_large: return "response header too large";
+      case response_error::too_many_fields: return "too many header fields";
+      case response_error::chunk_extension_too_long: return "chunk extension too long";
+      case response_error::chunk_metadata_too_large: return "chunk-size line or trailers too large";
+      case response_error::switching_protocols: return "unexpected 101 Switching Protocols";
+      case response_error::too_many_interim: return "too many interim (1xx) responses";
     }
     return "unknown response error";
   }
@@ -148,8 +142,7 @@ std::string describe_read_error(const error_code& ec, const response_limits& lim
     return "chunk extension longer than " + n(limits.max_chunk_extension) + " bytes";
   if (ec == response_error::chunk_metadata_too_large)
     return "chunk-size line or trailers exceed " + n(limits.max_header_bytes) + " bytes";
-  if (ec == response_error::too_many_interim)
-    return "more than " + n(limits.max_interim) + " interim (1xx) responses";
+  if (ec == response_error::too_many_interim) return "more than " + n(limits.max_interim) + " interim (1xx) responses";
   return ec.message();
 }
 

@@ -27,7 +27,7 @@ struct response_limits {
   // final header and its trailers together. Also caps the unparsed bytes held
   // at any time, so a chunk-size line or a trailer section never grows past it.
   std::size_t max_header_bytes = 64 * 1024;
-  std::size_t max_fields = 100;          // per response, trailers included
+  std::size_t max_fields = 100;           // per response, trailers included
   std::size_t max_chunk_extension = 256;  // ";name=value..." after a chunk size
   std::size_t max_interim = 8;            // 1xx responses before the final one
 };

@@ -15,24 +15,15 @@ std::optional<std::string> http_response::header(std::string_view name) const {
 
 std::string_view to_string(transport_error e) {
   switch (e) {
-    case transport_error::none:
-      return "none";
-    case transport_error::bad_url:
-      return "bad_url";
-    case transport_error::resolve:
-      return "resolve";
-    case transport_error::connect:
-      return "connect";
-    case transport_error::tls_handshake:
-      return "tls_handshake";
-    case transport_error::timeout:
-      return "timeout";
-    case transport_error::connection_reset:
-      return "connection_reset";
-    case transport_error::response_too_large:
-      return "response_too_large";
-    case transport_error::bad_response:
-      return "bad_response";
+    case transport_error::none: return "none";
+    case transport_error::bad_url: return "bad_url";
+    case transport_error::resolve: return "resolve";
+    case transport_error::connect: return "connect";
+    case transport_error::tls_handshake: return "tls_handshake";
+    case transport_error::timeout: return "timeout";
+    case transport_error::connection_reset: return "connection_reset";
+    case transport_error::response_too_large: return "response_too_large";
+    case transport_error::bad_response: return "bad_response";
   }
   return "unknown";
 }

@@ -14,7 +14,6 @@ namespace outbox::providers {
 
 using header_list = std::vector<std::pair<std::string, std::string>>;
 
-
 struct http_request {
   std::string method = "POST";
   std::string url;  // absolute: https://host[:port]/path[?query]

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/ssl.hpp>
 #include <openssl/ssl.h>
+#include <boost/asio/ssl.hpp>
 
 #include "providers/http/http_request_builder.hpp"
 #include "providers/http/http_response_reader.hpp"
@@ -114,7 +114,8 @@ asio::awaitable<http_result> https_client::impl::async_send(http_request req) {
   if (!target) co_return fail({transport_error::bad_url, std::move(url_error)});
   const detail::target_url& url = *target;
   detail::wire_request wire;
-  if (auto problem = detail::build_wire(req, url, wire)) co_return fail({transport_error::bad_url, std::move(*problem)});
+  if (auto problem = detail::build_wire(req, url, wire))
+    co_return fail({transport_error::bad_url, std::move(*problem)});
   req.body.clear();
   req.body.shrink_to_fit();  // the bytes are in `wire` now
 
@@ -205,8 +206,7 @@ asio::awaitable<detail::opened> https_client::impl::async_open(const detail::tar
       co_await detail::async_connect(ex_, ctx_, url, std::move(lookup.addresses), connect_deadline, budget);
   if (!out.conn || !url.tls) co_return out;
   const auto handshake_deadline = std::min(clock::now() + opts_.handshake_timeout, deadline);
-  if (failure f = co_await detail::async_handshake(*out.conn, url, handshake_deadline);
-      f.kind != transport_error::none)
+  if (failure f = co_await detail::async_handshake(*out.conn, url, handshake_deadline); f.kind != transport_error::none)
     co_return detail::opened{nullptr, std::move(f)};
   co_return out;
 }

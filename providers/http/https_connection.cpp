@@ -7,6 +7,8 @@
 #include <tuple>
 #include <utility>
 
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -17,8 +19,6 @@
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/verb.hpp>
-#include <openssl/ssl.h>
-#include <openssl/x509_vfy.h>
 
 namespace outbox::providers::detail {
 namespace {

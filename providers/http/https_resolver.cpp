@@ -138,7 +138,8 @@ void name_lookups::core::deliver(const std::string& host, const lookup_job* job,
 }
 
 name_lookups::name_lookups(asio::any_io_executor ex, name_resolver resolver)
-    : core_(std::make_shared<core>(std::move(ex), resolver ? std::move(resolver) : name_resolver{system_name_resolver})) {}
+    : core_(std::make_shared<core>(std::move(ex),
+                                   resolver ? std::move(resolver) : name_resolver{system_name_resolver})) {}
 
 name_lookups::~name_lookups() {
   for (auto& [host, lookup] : core_->by_host) {
@@ -148,7 +149,7 @@ name_lookups::~name_lookups() {
 }
 
 asio::awaitable<std::optional<name_lookup_result>> name_lookups::async_lookup(std::string host,
-                                                                             clock::time_point deadline) {
+                                                                              clock::time_point deadline) {
   const std::shared_ptr<core> c = core_;  // kept alive while this frame waits
   if (clock::now() >= deadline) co_return std::nullopt;
   asio::steady_timer timer{c->ex, deadline};

@@ -6,9 +6,9 @@
 #include <cstdint>
 
 #include "providers/json_text_writer.hpp"
-#include "providers/user_data/match_keys.hpp"
 #include "providers/meta/meta_provider.hpp"
 #include "providers/setting_checks.hpp"
+#include "providers/user_data/match_keys.hpp"
 #include "providers/user_data/user_fields.hpp"
 
 namespace outbox::providers {
@@ -135,7 +135,8 @@ json meta_event_json(const outbound_event& event, const canonical_event& c, cons
   return e;
 }
 
-json meta_event_json(const outbound_event& event, const canonical_event& canonical, const meta_destination& destination) {
+json meta_event_json(const outbound_event& event, const canonical_event& canonical,
+                     const meta_destination& destination) {
   dropped_fields ignored;
   return meta_event_json(event, canonical, destination, ignored);
 }

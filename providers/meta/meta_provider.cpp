@@ -7,8 +7,8 @@
 
 #include "providers/crypto.hpp"
 #include "providers/http/http_outcome.hpp"
-#include "providers/json_text_writer.hpp"
 #include "providers/http/query_escape.hpp"
+#include "providers/json_text_writer.hpp"
 #include "providers/setting_checks.hpp"
 
 namespace outbox::providers {
@@ -50,8 +50,7 @@ std::optional<int> int_member(const json& object, const char* key) {
 bool is_retry_code(int code) {
   // 1 unknown, 2 service, 4 app throttling, 17 user throttling, 32 page throttling,
   // 341 application limit, 368 temporarily blocked, 613 rate limit.
-  return code == 1 || code == 2 || code == 4 || code == 17 || code == 32 || code == 341 || code == 368 ||
-         code == 613;
+  return code == 1 || code == 2 || code == 4 || code == 17 || code == 32 || code == 341 || code == 368 || code == 613;
 }
 
 // 190 invalid or expired token, 102 session, 104 no token at all.
@@ -84,8 +83,8 @@ std::vector<std::pair<std::string, std::string>> validate_meta_settings(const se
     if (auto problem = base_url_problem(url); !problem.empty()) problems.emplace_back("base_url", problem + got(url));
   }
   if (const auto size = setting(settings, "batch_size"); !size.empty() && !parse_size(size, 1, meta_max_batch_size)) {
-    problems.emplace_back("batch_size", "must be a whole number from 1 to " + std::to_string(meta_max_batch_size) +
-                                            got(size));
+    problems.emplace_back("batch_size",
+                          "must be a whole number from 1 to " + std::to_string(meta_max_batch_size) + got(size));
   }
   if (const auto code = setting(settings, "test_event_code"); has_control(code)) {
     problems.emplace_back("test_event_code", "must not contain control characters");
@@ -134,13 +133,16 @@ std::optional<std::string> meta_event_age_problem(const canonical_event& event,
   const std::int64_t now_s = std::chrono::floor<std::chrono::seconds>(now.time_since_epoch()).count();
   const std::int64_t age = now_s - event.event_time;
   if (-age > meta_max_future_seconds) {
-    return "event_time is " + std::to_string(-age / 60) + " minutes in the future; Meta takes the time a conversion "
-           "happened (up to " + std::to_string(limit_days) + " days ago), so check the CRM's clock and time zone";
+    return "event_time is " + std::to_string(-age / 60) +
+           " minutes in the future; Meta takes the time a conversion "
+           "happened (up to " +
+           std::to_string(limit_days) + " days ago), so check the CRM's clock and time zone";
   }
   if (age <= limit_days * 86400) return std::nullopt;
   const std::int64_t days = age / 86400;
   std::string text = "event_time is ";
-  text += days > limit_days ? std::to_string(days) + " days old" : "more than " + std::to_string(limit_days) + " days old";
+  text +=
+      days > limit_days ? std::to_string(days) + " days old" : "more than " + std::to_string(limit_days) + " days old";
   text += "; Meta rejects events older than " + std::to_string(limit_days) + " days";
   if (store) text += " for action_source physical_store";
   return text;
@@ -222,7 +224,8 @@ preparation meta_provider::prepare(const outbound_event& event, std::chrono::sys
   }
   if (c.action_source == "website") {
     if (!c.event_source_url) out.error = "event_source_url: required by Meta when action_source is website";
-    else if (!c.user_agent) out.error = "user_agent: required by Meta (client_user_agent) when action_source is website";
+    else if (!c.user_agent)
+      out.error = "user_agent: required by Meta (client_user_agent) when action_source is website";
     if (out.error) return out;
   }
   auto entry = meta_event_entry_for(event, c, destination_, out.dropped);

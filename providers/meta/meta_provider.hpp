@@ -40,22 +40,24 @@ inline constexpr std::int64_t meta_max_physical_store_age_days = 62;
 inline constexpr std::int64_t meta_max_future_seconds = 600;
 
 struct meta_destination {
-  std::string pixel_id;                                  // digits
-  std::string access_token;                              // secret
-  std::string app_secret;                                // secret; empty: no appsecret_proof
-  std::string api_version = "v26.0";  // newest Graph API version (2026-07-29)
+  std::string pixel_id;                                 // digits
+  std::string access_token;                             // secret
+  std::string app_secret;                               // secret; empty: no appsecret_proof
+  std::string api_version = "v26.0";                    // newest Graph API version (2026-07-29)
   std::string base_url = "https://graph.facebook.com";  // no trailing '/'
-  std::string test_event_code;                           // empty: live events
-  std::size_t batch_size = 500;                          // 1..meta_max_batch_size
-  std::string default_phone_country_code;                // digits; empty: none
-  bool hold_reclaimed = false;                           // on_expired_lease=hold
+  std::string test_event_code;                          // empty: live events
+  std::size_t batch_size = 500;                         // 1..meta_max_batch_size
+  std::string default_phone_country_code;               // digits; empty: none
+  bool hold_reclaimed = false;                          // on_expired_lease=hold
   std::string lead_event_source = "outbox-dispatcher";  // custom_data.lead_event_source for CRM events
 };
 
 // Settings of a `meta` destination (lower-case keys), as the configuration holds them.
 inline constexpr std::array<std::string_view, 10> meta_setting_keys{
-    "pixel_id",   "access_token",    "app_secret", "api_version",                "base_url",
-    "batch_size", "test_event_code", "lead_event_source", "default_phone_country_code", "on_expired_lease"};
+    "pixel_id",        "access_token",      "app_secret",
+    "api_version",     "base_url",          "batch_size",
+    "test_event_code", "lead_event_source", "default_phone_country_code",
+    "on_expired_lease"};
 
 // One (key, problem) pair per problem; never echoes access_token or app_secret.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> validate_meta_settings(

@@ -44,12 +44,12 @@ std::vector<std::pair<std::string, std::string>> validate_tiktok_settings(const 
   if (const auto code = setting(settings, "test_event_code"); has_control(code)) {
     problems.emplace_back("test_event_code", "must not contain control characters");
   }
-  if (const auto size = setting(settings, "batch_size");
-      !size.empty() && !parse_size(size, 1, tiktok_max_batch_size)) {
-    problems.emplace_back("batch_size", "must be a whole number from 1 to " + std::to_string(tiktok_max_batch_size) +
-                                            got(size));
+  if (const auto size = setting(settings, "batch_size"); !size.empty() && !parse_size(size, 1, tiktok_max_batch_size)) {
+    problems.emplace_back("batch_size",
+                          "must be a whole number from 1 to " + std::to_string(tiktok_max_batch_size) + got(size));
   }
-  if (const auto code = setting(settings, "default_phone_country_code"); !code.empty() && !calling_code_problem(code).empty()) {
+  if (const auto code = setting(settings, "default_phone_country_code");
+      !code.empty() && !calling_code_problem(code).empty()) {
     problems.emplace_back("default_phone_country_code",
                           "must be a country calling code of 1 to 3 digits, such as 1 or 44" + got(code));
   }
@@ -89,8 +89,7 @@ std::optional<std::string> tiktok_event_time_problem(std::int64_t event_time, co
   const std::int64_t now_s = std::chrono::floor<std::chrono::seconds>(now.time_since_epoch()).count();
   const std::int64_t age = now_s - event_time;
   if (-age > tiktok_max_future_seconds) {
-    return "event_time is " + std::to_string(-age / 60) +
-           " minutes in the future; check the CRM's clock and time zone";
+    return "event_time is " + std::to_string(-age / 60) + " minutes in the future; check the CRM's clock and time zone";
   }
   if (age <= destination.max_event_age_days * 86400) return std::nullopt;
   return "event_time is " + std::to_string(age / 86400) + " days old; TikTok takes " + destination.event_source +
@@ -185,21 +184,18 @@ std::optional<tiktok_response> parse_tiktok_response(std::string_view body) {
 
 tiktok_code_action tiktok_action_for(long long code) {
   switch (code) {
-    case 0:
-      return tiktok_code_action::delivered;
+    case 0: return tiktok_code_action::delivered;
     case 40100:  // too many requests
     case 40132:  // frequency limit
     case 50000:  // system error
     case 50002:  // system error
     case 60001:  // maintenance
-    case 61000:
-      return tiktok_code_action::retry;
+    case 61000: return tiktok_code_action::retry;
     case 40102:  // access token expired
     case 40104:  // access token empty
     case 40105:  // access token invalid or revoked
       return tiktok_code_action::pause_destination;
-    default:
-      break;
+    default: break;
   }
   // Undocumented system-side codes: retrying is the safe side (TikTok dedups on event_id).
   if (code >= 50000) return tiktok_code_action::retry;
@@ -270,8 +266,8 @@ batch_outcome tiktok_provider::classify(std::span<const outbound_event> events, 
       // dedups a resend on event_id within 48 h, so retrying is the safe side.
       event_outcome outcome;
       outcome.kind = outcome_kind::retry;
-      outcome.error = "HTTP " + std::to_string(status) + " without a TikTok response code: " +
-                      one_line_excerpt(result.response->body, 200);
+      outcome.error = "HTTP " + std::to_string(status) +
+                      " without a TikTok response code: " + one_line_excerpt(result.response->body, 200);
       return batch_outcome{std::vector<event_outcome>(n, outcome), std::nullopt, false};
     }
     return uniform_outcome(n, result);  // 5xx/429 retry, 401/403 pause, other 4xx dead
@@ -284,9 +280,7 @@ batch_outcome tiktok_provider::classify(std::span<const outbound_event> events, 
   if (action == tiktok_code_action::delivered && (status < 200 || status > 299)) return uniform_outcome(n, result);
   if (action == tiktok_code_action::reject_batch && is_retryable_status(status)) action = tiktok_code_action::retry;
   switch (action) {
-    case tiktok_code_action::delivered:
-      outcome.kind = outcome_kind::delivered;
-      break;
+    case tiktok_code_action::delivered: outcome.kind = outcome_kind::delivered; break;
     case tiktok_code_action::retry:
       outcome.kind = outcome_kind::retry;
       outcome.error = text;

@@ -38,15 +38,15 @@ inline constexpr std::size_t tiktok_max_batch_size = 1000;
 inline constexpr std::string_view tiktok_track_path = "/open_api/v1.3/event/track/";
 
 struct tiktok_destination {
-  std::string access_token;                             // secret
-  std::string event_source = "crm";                     // web | app | offline | crm
-  std::string event_source_id;                          // pixel code or event set id
+  std::string access_token;                                  // secret
+  std::string event_source = "crm";                          // web | app | offline | crm
+  std::string event_source_id;                               // pixel code or event set id
   std::string base_url = "https://business-api.tiktok.com";  // no trailing '/'
-  std::string test_event_code;                          // empty: live events
-  std::size_t batch_size = 500;                         // 1..tiktok_max_batch_size
-  std::string default_phone_country_code;               // digits; empty: none
-  std::string lead_event_source = "outbox-dispatcher";  // lead.lead_event_source
-  std::int64_t max_event_age_days = 28;                 // tiktok_default_max_age_days(event_source) unless set
+  std::string test_event_code;                               // empty: live events
+  std::size_t batch_size = 500;                              // 1..tiktok_max_batch_size
+  std::string default_phone_country_code;                    // digits; empty: none
+  std::string lead_event_source = "outbox-dispatcher";       // lead.lead_event_source
+  std::int64_t max_event_age_days = 28;                      // tiktok_default_max_age_days(event_source) unless set
 };
 
 // Acceptance window (TikTok's portal is not reachable from here; see
@@ -60,9 +60,15 @@ inline constexpr std::int64_t tiktok_max_future_seconds = 600;
                                                                    const tiktok_destination& destination,
                                                                    std::chrono::system_clock::time_point now);
 
-inline constexpr std::array<std::string_view, 9> tiktok_setting_keys{
-    "access_token", "event_source", "event_source_id", "base_url", "test_event_code", "batch_size",
-    "default_phone_country_code", "lead_event_source", "max_event_age_days"};
+inline constexpr std::array<std::string_view, 9> tiktok_setting_keys{"access_token",
+                                                                     "event_source",
+                                                                     "event_source_id",
+                                                                     "base_url",
+                                                                     "test_event_code",
+                                                                     "batch_size",
+                                                                     "default_phone_country_code",
+                                                                     "lead_event_source",
+                                                                     "max_event_age_days"};
 
 // One (key, problem) pair per problem; never echoes access_token.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> validate_tiktok_settings(

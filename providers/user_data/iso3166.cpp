@@ -31,8 +31,8 @@ std::string lower_ascii(std::string_view s) {
 // answer per raw text (ICU folding costs microseconds a call). Bounded: cleared
 // when full, since a hostile feed of unique values must not grow it forever.
 template <class Compute>
-std::optional<std::string> memoized(std::unordered_map<std::string, std::optional<std::string>>& memo,
-                                    std::string key, Compute compute) {
+std::optional<std::string> memoized(std::unordered_map<std::string, std::optional<std::string>>& memo, std::string key,
+                                    Compute compute) {
   constexpr std::size_t max_entries = 4096;
   if (const auto it = memo.find(key); it != memo.end()) return it->second;
   auto value = compute();

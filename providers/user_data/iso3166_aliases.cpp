@@ -7,11 +7,10 @@ namespace {
 // the data only knows as GB's subdivisions, and former or customary short names.
 // Read at build time by scripts/gen_iso3166_keys.cpp (and by the tests).
 constexpr country_alias alias_table[] = {
-    {"UK", "GB"},          {"Great Britain", "GB"}, {"Britain", "GB"},   {"England", "GB"},
-    {"Scotland", "GB"},    {"Wales", "GB"},         {"Northern Ireland", "GB"},
-    {"Russia", "RU"},      {"Turkey", "TR"},        {"Ivory Coast", "CI"}, {"Cape Verde", "CV"},
-    {"Swaziland", "SZ"},   {"Macedonia", "MK"},     {"Vatican", "VA"},   {"Palestine", "PS"},
-    {"Holland", "NL"},
+    {"UK", "GB"},        {"Great Britain", "GB"}, {"Britain", "GB"},          {"England", "GB"},
+    {"Scotland", "GB"},  {"Wales", "GB"},         {"Northern Ireland", "GB"}, {"Russia", "RU"},
+    {"Turkey", "TR"},    {"Ivory Coast", "CI"},   {"Cape Verde", "CV"},       {"Swaziland", "SZ"},
+    {"Macedonia", "MK"}, {"Vatican", "VA"},       {"Palestine", "PS"},        {"Holland", "NL"},
 };
 
 }  // namespace

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "providers/user_data/unicode_text.hpp"
 #include "providers/text.hpp"
+#include "providers/user_data/unicode_text.hpp"
 
 namespace outbox::providers::phone {
 namespace {
@@ -15,7 +15,6 @@ using i18n::phonenumbers::PhoneNumber;
 using i18n::phonenumbers::PhoneNumberUtil;
 
 const PhoneNumberUtil& util() { return *PhoneNumberUtil::GetInstance(); }
-
 
 std::string upper_ascii(std::string_view s) {
   std::string out{s};
@@ -47,32 +46,23 @@ std::string parse_error_detail(PhoneNumberUtil::ErrorType error, bool internatio
     case PhoneNumberUtil::INVALID_COUNTRY_CODE_ERROR:
       return international || !region.empty() ? "unknown country calling code"
                                               : "no country code (+ or 00) and no region to read a national number in";
-    case PhoneNumberUtil::NOT_A_NUMBER:
-      return "not a phone number";
+    case PhoneNumberUtil::NOT_A_NUMBER: return "not a phone number";
     case PhoneNumberUtil::TOO_SHORT_AFTER_IDD:
-    case PhoneNumberUtil::TOO_SHORT_NSN:
-      return "too short";
-    case PhoneNumberUtil::TOO_LONG_NSN:
-      return "too long";
-    case PhoneNumberUtil::NO_PARSING_ERROR:
-      break;
+    case PhoneNumberUtil::TOO_SHORT_NSN: return "too short";
+    case PhoneNumberUtil::TOO_LONG_NSN: return "too long";
+    case PhoneNumberUtil::NO_PARSING_ERROR: break;
   }
   return "not a phone number";
 }
 
 std::string possibility_detail(PhoneNumberUtil::ValidationResult result) {
   switch (result) {
-    case PhoneNumberUtil::IS_POSSIBLE_LOCAL_ONLY:
-      return "a local number without its area code";
-    case PhoneNumberUtil::INVALID_COUNTRY_CODE:
-      return "unknown country calling code";
-    case PhoneNumberUtil::TOO_SHORT:
-      return "too short";
-    case PhoneNumberUtil::TOO_LONG:
-      return "too long";
+    case PhoneNumberUtil::IS_POSSIBLE_LOCAL_ONLY: return "a local number without its area code";
+    case PhoneNumberUtil::INVALID_COUNTRY_CODE: return "unknown country calling code";
+    case PhoneNumberUtil::TOO_SHORT: return "too short";
+    case PhoneNumberUtil::TOO_LONG: return "too long";
     case PhoneNumberUtil::INVALID_LENGTH:
-    case PhoneNumberUtil::IS_POSSIBLE:
-      break;
+    case PhoneNumberUtil::IS_POSSIBLE: break;
   }
   return "impossible length";
 }
@@ -102,8 +92,8 @@ attempt parse(const std::string& text, const std::string& region, bool must_be_v
   }
   const auto possible = util().IsPossibleNumberWithReason(number);
   if (possible == PhoneNumberUtil::IS_POSSIBLE) return {number, {}};
-  return {std::nullopt, "not a possible phone number for region " + region_of(number) + " (" +
-                            possibility_detail(possible) + ")"};
+  return {std::nullopt,
+          "not a possible phone number for region " + region_of(number) + " (" + possibility_detail(possible) + ")"};
 }
 
 }  // namespace

@@ -43,9 +43,7 @@ std::string to_lower(std::string_view utf8) {
   return out;
 }
 
-bool is_blank(char32_t cp) {
-  return cp == 0x200B || cp == 0xFEFF || u_isUWhiteSpace(static_cast<UChar32>(cp)) != 0;
-}
+bool is_blank(char32_t cp) { return cp == 0x200B || cp == 0xFEFF || u_isUWhiteSpace(static_cast<UChar32>(cp)) != 0; }
 
 bool is_punctuation(char32_t cp) {
   if (cp < 0x80) {

@@ -4,10 +4,10 @@
 #include <chrono>
 
 #include "providers/crypto.hpp"
+#include "providers/text.hpp"
 #include "providers/user_data/iso3166.hpp"
 #include "providers/user_data/phone_numbers.hpp"
 #include "providers/user_data/unicode_text.hpp"
-#include "providers/text.hpp"
 
 namespace outbox::providers {
 namespace {
@@ -117,30 +117,18 @@ normalize_result gender(std::string_view raw) {
 
 normalize_result by_rule(pii_field field, std::string_view raw, const normalize_options& options) {
   switch (field) {
-    case pii_field::email:
-      return email(normalize_email(raw));
-    case pii_field::email_google:
-      return email(normalize_email_google(raw));
-    case pii_field::phone_digits:
-      return phone_field(raw, phone_style::digits, options);
-    case pii_field::phone_e164:
-      return phone_field(raw, phone_style::e164, options);
-    case pii_field::name:
-      return accepted(normalize_name(raw));
-    case pii_field::city:
-      return accepted(normalize_city(raw));
-    case pii_field::state:
-      return state(raw, options);
-    case pii_field::zip:
-      return accepted(normalize_zip(raw));
-    case pii_field::country:
-      return country(raw);
-    case pii_field::date_of_birth:
-      return date_of_birth(raw);
-    case pii_field::external_id:
-      return accepted(normalize_external_id(raw));
-    case pii_field::gender:
-      return gender(raw);
+    case pii_field::email: return email(normalize_email(raw));
+    case pii_field::email_google: return email(normalize_email_google(raw));
+    case pii_field::phone_digits: return phone_field(raw, phone_style::digits, options);
+    case pii_field::phone_e164: return phone_field(raw, phone_style::e164, options);
+    case pii_field::name: return accepted(normalize_name(raw));
+    case pii_field::city: return accepted(normalize_city(raw));
+    case pii_field::state: return state(raw, options);
+    case pii_field::zip: return accepted(normalize_zip(raw));
+    case pii_field::country: return country(raw);
+    case pii_field::date_of_birth: return date_of_birth(raw);
+    case pii_field::external_id: return accepted(normalize_external_id(raw));
+    case pii_field::gender: return gender(raw);
   }
   return rejected("empty", "unknown field");
 }
@@ -159,7 +147,8 @@ std::string normalize_email(std::string_view raw) { return unicode::to_lower(uni
 
 std::string normalize_email_google(std::string_view raw) {
   // Google's formatting rules remove every blank, not only those at the ends.
-  std::string email = unicode::lower_filtered(raw, [](char32_t) { return false; }, inner_blanks::drop);
+  std::string email = unicode::lower_filtered(
+      raw, [](char32_t) { return false; }, inner_blanks::drop);
   const std::size_t at = email.rfind('@');
   if (at == std::string::npos) return email;
   const std::string_view domain = std::string_view{email}.substr(at + 1);
@@ -192,9 +181,9 @@ std::string normalize_state(std::string_view raw) {
 std::string normalize_zip(std::string_view raw) {
   const std::string_view s = unicode::trim(raw);
   // US ZIP+4: "12345-6789", "12345 6789" or "123456789" -> "12345".
-  const bool us_plus4 = (s.size() == 10 && (s[5] == '-' || s[5] == ' ') && digits_only(s.substr(0, 5)) &&
-                         digits_only(s.substr(6))) ||
-                        (s.size() == 9 && digits_only(s));
+  const bool us_plus4 =
+      (s.size() == 10 && (s[5] == '-' || s[5] == ' ') && digits_only(s.substr(0, 5)) && digits_only(s.substr(6))) ||
+      (s.size() == 9 && digits_only(s));
   if (us_plus4) return std::string{s.substr(0, 5)};
   return unicode::lower_filtered(s, is_dash, inner_blanks::drop);
 }

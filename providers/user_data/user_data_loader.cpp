@@ -70,8 +70,7 @@ const user_data_module& load() {
     return *module;
   }
   throw std::runtime_error(std::string{"the user data module "} + providers::user_data_module_file +
-                           " (phone numbers and Unicode matching, needed to hash user data) was not found:" +
-                           tried);
+                           " (phone numbers and Unicode matching, needed to hash user data) was not found:" + tried);
 }
 
 const user_data_module& module() {

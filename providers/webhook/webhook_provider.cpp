@@ -4,8 +4,8 @@
 #include <stdexcept>
 
 #include "providers/crypto.hpp"
-#include "providers/setting_checks.hpp"
 #include "providers/http/http_outcome.hpp"
+#include "providers/setting_checks.hpp"
 #include "providers/user_data/unicode_text.hpp"
 
 namespace outbox::providers {
@@ -46,7 +46,8 @@ webhook_provider::webhook_provider(webhook_destination destination) : destinatio
   }
 }
 
-preparation webhook_provider::prepare(const outbound_event& event, std::chrono::system_clock::time_point /*now*/) const {
+preparation webhook_provider::prepare(const outbound_event& event,
+                                      std::chrono::system_clock::time_point /*now*/) const {
   return preparation{check(event), {}, {}, nullptr};
 }
 
@@ -95,8 +96,8 @@ http_request webhook_provider::build_request(std::span<const outbound_event> eve
   request.headers.emplace_back("webhook-timestamp", std::to_string(timestamp));
   if (signer_) {
     const std::string ts = std::to_string(timestamp);
-    request.headers.emplace_back("webhook-signature",
-                                 "v1," + base64_encode(signer_->sign({event.idempotency_key, ".", ts, ".", request.body})));
+    request.headers.emplace_back(
+        "webhook-signature", "v1," + base64_encode(signer_->sign({event.idempotency_key, ".", ts, ".", request.body})));
   }
   request.headers.emplace_back("idempotency-key", event.idempotency_key);
   for (const auto& header : destination_.extra_headers) {

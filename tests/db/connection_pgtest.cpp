@@ -21,15 +21,17 @@ namespace asio = boost::asio;
 TEST_CASE("parameters round-trip NULLs, unicode and a large jsonb document") {
   outbox::test::scratch_database db;
   std::string big = R"({"items":[)";
-  for (int i = 0; i < 50000; ++i) big += (i ? "," : "") + std::string(R"({"n":)") + std::to_string(i) + R"(,"s":"ünïcødé ✓"})";
+  for (int i = 0; i < 50000; ++i)
+    big += (i ? "," : "") + std::string(R"({"n":)") + std::to_string(i) + R"(,"s":"ünïcødé ✓"})";
   big += "]}";
 
   outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
     auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
     outbox::db::params args{std::nullopt, "Zoë 日本語 🚀", big};
-    auto r = co_await c.async_query("SELECT $1::text IS NULL, $2::text, length($2::text), "
-                                    "jsonb_array_length(($3::jsonb)->'items'), ($3::jsonb)->'items'->49999->>'s'",
-                                    std::move(args), 30s);
+    auto r = co_await c.async_query(
+        "SELECT $1::text IS NULL, $2::text, length($2::text), "
+        "jsonb_array_length(($3::jsonb)->'items'), ($3::jsonb)->'items'->49999->>'s'",
+        std::move(args), 30s);
     CHECK(r.rows() == 1);
     CHECK(r.boolean(0, 0));
     CHECK(r.text(0, 1) == "Zoë 日本語 🚀");
@@ -89,15 +91,14 @@ TEST_CASE("prepared statements are reused across calls") {
 }
 
 TEST_CASE("a bad connection string or unreachable server gives one clear line") {
-  for (const std::string conninfo : {"host=127.0.0.1 port=1 connect_timeout=2", "this is not a conninfo",
-                                     "postgresql://nobody@127.0.0.1:1/none"}) {
+  for (const std::string conninfo :
+       {"host=127.0.0.1 port=1 connect_timeout=2", "this is not a conninfo", "postgresql://nobody@127.0.0.1:1/none"}) {
     CAPTURE(conninfo);
     std::string message;
     std::optional<outbox::db::error_kind> kind;
     try {
-      outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
-        (void)co_await connection::async_connect(ex, conninfo, 3s);
-      });
+      outbox::test::run_async(
+          [&](auto ex) -> asio::awaitable<void> { (void)co_await connection::async_connect(ex, conninfo, 3s); });
     } catch (const outbox::db::error& e) {
       message = e.what();
       kind = e.kind();

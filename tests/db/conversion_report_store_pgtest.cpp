@@ -46,18 +46,20 @@ void sent_row(const outbox::test::scratch_database& db, int lead, const std::str
            {std::to_string(lead), destination});
   db.query("UPDATE event_delivery SET state = 'sent', sent_at = now() - $2::interval WHERE lead_project_id = $1",
            {std::to_string(lead), age});
-  db.query("INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, match_keys, "
-           "dropped_fields) SELECT id, 1, now() - $2::interval, 5, $3, $4::text[], $5::text[] "
-           "FROM event_delivery WHERE lead_project_id = $1",
-           {std::to_string(lead), age, outcome, array_or_null(keys), array_or_null(dropped)});
+  db.query(
+      "INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, match_keys, "
+      "dropped_fields) SELECT id, 1, now() - $2::interval, 5, $3, $4::text[], $5::text[] "
+      "FROM event_delivery WHERE lead_project_id = $1",
+      {std::to_string(lead), age, outcome, array_or_null(keys), array_or_null(dropped)});
 }
 
 void request_row(const outbox::test::scratch_database& db, const std::string& destination, const std::string& id,
                  int rows, const std::string& status, const std::string& age, const std::string& detail = "") {
-  db.query("INSERT INTO provider_request (provider, destination, request_id, row_count, accepted_at, status, detail, "
-           "checked_at, next_check_at) VALUES ('google_data_manager', $1, $2, $3::int, now() - $4::interval, $5, "
-           "NULLIF($6, ''), now() - $4::interval + interval '30 minutes', now())",
-           {destination, id, std::to_string(rows), age, status, detail});
+  db.query(
+      "INSERT INTO provider_request (provider, destination, request_id, row_count, accepted_at, status, detail, "
+      "checked_at, next_check_at) VALUES ('google_data_manager', $1, $2, $3::int, now() - $4::interval, $5, "
+      "NULLIF($6, ''), now() - $4::interval + interval '30 minutes', now())",
+      {destination, id, std::to_string(rows), age, status, detail});
 }
 
 const nlohmann::json& find(const nlohmann::json& list, const std::string& destination) {
@@ -78,7 +80,7 @@ TEST_CASE("conversion report: match-key coverage over the delivered attempts of 
   sent_row(db, 3, "default", {"email"}, {});
   sent_row(db, 4, "default", {}, {});
   sent_row(db, 5, "default", {"email", "phone"}, {}, "delivered", "30 hours");  // outside the window
-  sent_row(db, 6, "default", {"email", "phone"}, {}, "retry");  // not delivered
+  sent_row(db, 6, "default", {"email", "phone"}, {}, "retry");                  // not delivered
   const auto r = report(db);
   REQUIRE(r.size() == 1);
   const auto& d = r[0];

@@ -7,8 +7,8 @@
 
 #include "db/delivery_store.hpp"
 #include "dispatcher/engine/instance_id.hpp"
-#include "tests/support/pg_fixture.hpp"
 #include "tests/support/must.hpp"
+#include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
@@ -44,8 +44,9 @@ outbox::db::settlement sent(const outbox::db::claimed_row& row) {
 }
 
 void enqueue(const outbox::test::scratch_database& db, int n) {
-  db.query("SELECT enqueue_event_delivery(g, 'webhook', 'Lead', jsonb_build_object('n', g)) FROM generate_series(1, $1) g",
-           {std::to_string(n)});
+  db.query(
+      "SELECT enqueue_event_delivery(g, 'webhook', 'Lead', jsonb_build_object('n', g)) FROM generate_series(1, $1) g",
+      {std::to_string(n)});
 }
 
 }  // namespace
@@ -53,14 +54,15 @@ void enqueue(const outbox::test::scratch_database& db, int n) {
 TEST_CASE("claims take due rows once, under a lease, and SKIP LOCKED keeps claimers apart") {
   outbox::test::scratch_database db;
   enqueue(db, 10);
-  auto [a, b] = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::pair<std::vector<outbox::db::claimed_row>,
-                                                                                  std::vector<outbox::db::claimed_row>>> {
-    auto c1 = co_await connection::async_connect(ex, db.conninfo(), 5s);
-    auto c2 = co_await connection::async_connect(ex, db.conninfo(), 5s);
-    auto first = must(co_await outbox::db::async_claim(c1, claim_req("a", 6)));
-    auto second = must(co_await outbox::db::async_claim(c2, claim_req("b", 6)));
-    co_return std::pair{first, second};
-  });
+  auto [a, b] = outbox::test::run_async(
+      [&](auto ex)
+          -> asio::awaitable<std::pair<std::vector<outbox::db::claimed_row>, std::vector<outbox::db::claimed_row>>> {
+        auto c1 = co_await connection::async_connect(ex, db.conninfo(), 5s);
+        auto c2 = co_await connection::async_connect(ex, db.conninfo(), 5s);
+        auto first = must(co_await outbox::db::async_claim(c1, claim_req("a", 6)));
+        auto second = must(co_await outbox::db::async_claim(c2, claim_req("b", 6)));
+        co_return std::pair{first, second};
+      });
   CHECK(a.size() == 6);
   CHECK(b.size() == 4);
   std::set<std::int64_t> ids;
@@ -93,8 +95,10 @@ TEST_CASE("a settle with a stale lease token changes nothing and is logged as le
   CHECK(settled.first == 0);
   CHECK(settled.second == 1);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 1);
-  CHECK(db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'lease_lost' AND lease_owner = 'a'") == 1);
-  CHECK(db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'delivered' AND lease_owner = 'b'") == 1);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'lease_lost' AND lease_owner = 'a'") ==
+        1);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'delivered' AND lease_owner = 'b'") ==
+        1);
 }
 
 TEST_CASE("retry settles schedule the next attempt; refunds do not count; renew and release are fenced") {
@@ -139,8 +143,10 @@ TEST_CASE("sweep resets only expired leases and kills rows out of attempts") {
   const auto swept = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::vector<outbox::db::swept_row>> {
     auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
     (void)must(co_await outbox::db::async_claim(c, claim_req("crashed", 3)));
-    (void)co_await c.async_query("UPDATE event_delivery SET lease_expires_at = now() - interval '1 minute' "
-                                 "WHERE lead_project_id IN (1, 2)", {}, 5s);
+    (void)co_await c.async_query(
+        "UPDATE event_delivery SET lease_expires_at = now() - interval '1 minute' "
+        "WHERE lead_project_id IN (1, 2)",
+        {}, 5s);
     (void)co_await c.async_query("UPDATE event_delivery SET attempts = 12 WHERE lead_project_id = 2", {}, 5s);
     outbox::db::sweep_request dry;
     dry.dry_run = true;
@@ -160,25 +166,27 @@ TEST_CASE("sweep resets only expired leases and kills rows out of attempts") {
 TEST_CASE("lease renewal never waits for a row another session has locked (no deadlock with a concurrent settle)") {
   outbox::test::scratch_database db;
   enqueue(db, 2);
-  outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
-    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
-    auto settler = co_await connection::async_connect(ex, db.conninfo(), 5s);
-    auto rows = must(co_await outbox::db::async_claim(c, claim_req("a", 2, 30s)));
-    REQUIRE(rows.size() == 2);
-    // The settle connection holds row 0 in an open transaction, as a settle in progress does.
-    (void)co_await settler.async_query("BEGIN", {}, 5s);
-    outbox::db::params lock_args{std::to_string(rows[0].id)};
-    (void)co_await settler.async_query("SELECT 1 FROM event_delivery WHERE id = $1 FOR UPDATE", std::move(lock_args),
-                                       5s);
-    std::vector<std::int64_t> ids{rows[0].id, rows[1].id};
-    std::vector<std::string> tokens{rows[0].lease_token, rows[1].lease_token};
-    // Returns at once, renewing only the row nobody holds (it would otherwise wait for the lock).
-    const auto t0 = std::chrono::steady_clock::now();
-    CHECK(must(co_await outbox::db::async_renew(c, ids, tokens, 300s)) == 1);
-    CHECK(std::chrono::steady_clock::now() - t0 < 3s);
-    (void)co_await settler.async_query("COMMIT", {}, 5s);
-    CHECK(must(co_await outbox::db::async_renew(c, ids, tokens, 300s)) == 2);
-  }, 20s);
+  outbox::test::run_async(
+      [&](auto ex) -> asio::awaitable<void> {
+        auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+        auto settler = co_await connection::async_connect(ex, db.conninfo(), 5s);
+        auto rows = must(co_await outbox::db::async_claim(c, claim_req("a", 2, 30s)));
+        REQUIRE(rows.size() == 2);
+        // The settle connection holds row 0 in an open transaction, as a settle in progress does.
+        (void)co_await settler.async_query("BEGIN", {}, 5s);
+        outbox::db::params lock_args{std::to_string(rows[0].id)};
+        (void)co_await settler.async_query("SELECT 1 FROM event_delivery WHERE id = $1 FOR UPDATE",
+                                           std::move(lock_args), 5s);
+        std::vector<std::int64_t> ids{rows[0].id, rows[1].id};
+        std::vector<std::string> tokens{rows[0].lease_token, rows[1].lease_token};
+        // Returns at once, renewing only the row nobody holds (it would otherwise wait for the lock).
+        const auto t0 = std::chrono::steady_clock::now();
+        CHECK(must(co_await outbox::db::async_renew(c, ids, tokens, 300s)) == 1);
+        CHECK(std::chrono::steady_clock::now() - t0 < 3s);
+        (void)co_await settler.async_query("COMMIT", {}, 5s);
+        CHECK(must(co_await outbox::db::async_renew(c, ids, tokens, 300s)) == 2);
+      },
+      20s);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lease_expires_at > now() + interval '200 seconds'") == 2);
 }
 

@@ -102,9 +102,8 @@ long long expected_count(const outbox::test::scratch_database& db, const std::st
 
 // Every column of every event_delivery row, as text: "nothing changed" checks.
 std::string snapshot(const outbox::test::scratch_database& db, const std::string& where = "true") {
-  return std::string(db.query("SELECT coalesce(string_agg(d::text, E'\\n' ORDER BY id), '') FROM event_delivery d "
-                              "WHERE " + where)
-                         .text(0, 0));
+  const std::string sql = "SELECT coalesce(string_agg(d::text, E'\\n' ORDER BY id), '') FROM event_delivery d WHERE ";
+  return std::string(db.query(sql + where).text(0, 0));
 }
 
 ledger_import_summary import(const outbox::test::scratch_database& db, const ledger_import_request& req) {
@@ -147,7 +146,7 @@ TEST_CASE("import-ledgers: ledger identifiers are validated before anything is s
   CHECK_FALSE(is_valid_identifier("lead project"));
   CHECK_FALSE(is_valid_identifier("\"lead\""));
   CHECK_FALSE(is_valid_identifier("lead;DROP TABLE event_delivery"));
-  CHECK_FALSE(is_valid_identifier("l\xc3\xa9" "ad"));
+  CHECK_FALSE(is_valid_identifier("l\u00e9ad"));  // non-ASCII (UTF-8 of U+00E9)
 
   CHECK(outbox::db::quoted_table_name("lead_project") == "\"lead_project\"");
   CHECK(outbox::db::quoted_table_name("crm.Leads") == "\"crm\".\"Leads\"");
@@ -228,7 +227,7 @@ TEST_CASE("import-ledgers records every ledger entry as a sent row, leaves exist
 
   const auto& meta = ledger(first, "capi_events_sent");
   CHECK(meta.provider == "meta");
-  CHECK(meta.found == meta_n + 1);  // plus lead 7's malformed Contact
+  CHECK(meta.found == meta_n + 1);     // plus lead 7's malformed Contact
   CHECK(meta.inserted == meta_n - 1);  // lead 3's Lead exists (pending)
   CHECK(meta.already_present == 1);
   CHECK(meta.present_not_sent == 1);  // lead 3's pending Lead: the dispatcher would send it
@@ -286,15 +285,16 @@ TEST_CASE("import-ledgers records every ledger entry as a sent row, leaves exist
                                 {std::to_string(lead), provider, event})
                            .text(0, 0));
   };
-  CHECK(sent_at(6, "meta", "Lead") == "2024-01-05 10:06:00.000000");      // ISO with Z
-  CHECK(sent_at(6, "meta", "Purchase") == "2024-02-01 00:00:06.000000");  // epoch seconds
-  CHECK(sent_at(4, "meta", "Lead") == "2024-01-06 08:34:00.250000");      // no zone: UTC
-  CHECK(sent_at(8, "tiktok", "SubmitForm") == "2024-03-01 10:00:08.000000");  // +02:00
-  CHECK(sent_at(10, "google_data_manager", "Lead") == "2024-04-01 00:00:10.123000");   // epoch milliseconds
+  CHECK(sent_at(6, "meta", "Lead") == "2024-01-05 10:06:00.000000");                        // ISO with Z
+  CHECK(sent_at(6, "meta", "Purchase") == "2024-02-01 00:00:06.000000");                    // epoch seconds
+  CHECK(sent_at(4, "meta", "Lead") == "2024-01-06 08:34:00.250000");                        // no zone: UTC
+  CHECK(sent_at(8, "tiktok", "SubmitForm") == "2024-03-01 10:00:08.000000");                // +02:00
+  CHECK(sent_at(10, "google_data_manager", "Lead") == "2024-04-01 00:00:10.123000");        // epoch milliseconds
   CHECK(sent_at(10, "google_data_manager", "Conversion") == "2024-04-02 10:00:00.000000");  // epoch string
-  CHECK(db.query("SELECT idempotency_key FROM event_delivery WHERE lead_project_id = 6 AND provider = 'meta' "
-                 "AND event_name = 'Lead'").text(0, 0) ==
-        db.query("SELECT outbox_idempotency_key(6, 'meta', 'Lead')").text(0, 0));
+  const auto key_of_lead_6 = db.query(
+      "SELECT idempotency_key FROM event_delivery WHERE lead_project_id = 6 AND provider = 'meta' AND event_name = "
+      "'Lead'");
+  CHECK(key_of_lead_6.text(0, 0) == db.query("SELECT outbox_idempotency_key(6, 'meta', 'Lead')").text(0, 0));
   // Nothing for the malformed entry, the array ledger, JSON null, or empty maps.
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id = 7 AND event_name = 'Contact'") == 0);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id IN (2, 11)") == 0);
@@ -387,7 +387,8 @@ INSERT INTO lead_project VALUES (1, '{
   CHECK(bad == "1:g 1:h 1:i 1:j 1:k 1:l 1:m 1:n 1:o 1:p 2:- 3:- ");
   const auto at = [&](const char* event) {
     return std::string(db.query("SELECT to_char(sent_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') "
-                                "FROM event_delivery WHERE event_name = $1", {event})
+                                "FROM event_delivery WHERE event_name = $1",
+                                {event})
                            .text(0, 0));
   };
   CHECK(at("a") == "2024-05-06 07:08:09.123456");

@@ -72,11 +72,10 @@ TEST_CASE("a listener whose backend is terminated reconnects, re-LISTENs and say
   outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
     recorder rec;
     outbox::test::async_signal signal(ex);
-    outbox::db::listener l(ex, {.conninfo = db.conninfo(), .heartbeat_interval = 1s},
-                           [&](const listener_event& e) {
-                             rec.events.push_back(e);
-                             signal.notify();
-                           });
+    outbox::db::listener l(ex, {.conninfo = db.conninfo(), .heartbeat_interval = 1s}, [&](const listener_event& e) {
+      rec.events.push_back(e);
+      signal.notify();
+    });
     bool finished = false;
     asio::co_spawn(ex, l.async_run(), [&](std::exception_ptr) {
       finished = true;

@@ -23,18 +23,20 @@ TEST_CASE("migrations apply in order, once, and re-running is a no-op") {
   const auto& all = outbox::db::embedded_migrations();
   REQUIRE_FALSE(all.empty());
 
-  auto [first, second] = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::pair<outbox::db::migrate_report, outbox::db::migrate_report>> {
-    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
-    auto a = co_await outbox::db::async_migrate(c, all);
-    auto b = co_await outbox::db::async_migrate(c, all);
-    co_return std::pair{a, b};
-  });
+  auto [first, second] = outbox::test::run_async(
+      [&](auto ex) -> asio::awaitable<std::pair<outbox::db::migrate_report, outbox::db::migrate_report>> {
+        auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+        auto a = co_await outbox::db::async_migrate(c, all);
+        auto b = co_await outbox::db::async_migrate(c, all);
+        co_return std::pair{a, b};
+      });
   CHECK(first.applied.size() == all.size());
   CHECK(first.already_applied.empty());
   CHECK(second.applied.empty());
   CHECK(second.already_applied.size() == all.size());
   CHECK(db.scalar("SELECT count(*) FROM outbox_schema_migrations") == static_cast<long long>(all.size()));
-  CHECK(db.scalar("SELECT count(*) FROM pg_tables WHERE tablename IN ('event_delivery', 'event_delivery_attempt')") == 2);
+  CHECK(db.scalar("SELECT count(*) FROM pg_tables WHERE tablename IN ('event_delivery', 'event_delivery_attempt')") ==
+        2);
 }
 
 TEST_CASE("concurrent migrate runs apply each migration exactly once") {
@@ -46,14 +48,17 @@ TEST_CASE("concurrent migrate runs apply each migration exactly once") {
 
   asio::io_context io;
   for (int i = 0; i < runners; ++i) {
-    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-      try {
-        auto c = co_await connection::async_connect(io.get_executor(), db.conninfo(), 5s);
-        reports.push_back(co_await outbox::db::async_migrate(c, all));
-      } catch (const std::exception& e) {
-        failures.emplace_back(e.what());
-      }
-    }, asio::detached);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          try {
+            auto c = co_await connection::async_connect(io.get_executor(), db.conninfo(), 5s);
+            reports.push_back(co_await outbox::db::async_migrate(c, all));
+          } catch (const std::exception& e) {
+            failures.emplace_back(e.what());
+          }
+        },
+        asio::detached);
   }
   io.run_for(60s);
 

@@ -20,25 +20,29 @@ namespace {
 
 // Rows in every state, as the dispatcher would leave them.
 void seed(const outbox::test::scratch_database& db) {
-  db.query("SELECT enqueue_event_delivery(g, CASE WHEN g % 2 = 0 THEN 'meta' ELSE 'tiktok' END, 'Lead', '{}'::jsonb) "
-           "FROM generate_series(1, 8) g");
-  db.query("UPDATE event_delivery SET state = 'dead', attempts = 12, last_error = 'HTTP 400: bad currency' "
-           "WHERE lead_project_id IN (1, 2)");
+  db.query(
+      "SELECT enqueue_event_delivery(g, CASE WHEN g % 2 = 0 THEN 'meta' ELSE 'tiktok' END, 'Lead', '{}'::jsonb) "
+      "FROM generate_series(1, 8) g");
+  db.query(
+      "UPDATE event_delivery SET state = 'dead', attempts = 12, last_error = 'HTTP 400: bad currency' "
+      "WHERE lead_project_id IN (1, 2)");
   db.query("UPDATE event_delivery SET state = 'held', last_error = 'held for review' WHERE lead_project_id = 3");
-  db.query("UPDATE event_delivery SET state = 'sent', sent_at = now() - interval '40 days' WHERE lead_project_id IN (4, 5)");
+  db.query(
+      "UPDATE event_delivery SET state = 'sent', sent_at = now() - interval '40 days' WHERE lead_project_id IN (4, 5)");
   db.query("UPDATE event_delivery SET state = 'sent', sent_at = now() WHERE lead_project_id = 6");
-  db.query("UPDATE event_delivery SET state = 'sending', lease_owner = 'x', lease_token = gen_random_uuid(), "
-           "lease_expires_at = now() - interval '1 minute' WHERE lead_project_id = 7");
+  db.query(
+      "UPDATE event_delivery SET state = 'sending', lease_owner = 'x', lease_token = gen_random_uuid(), "
+      "lease_expires_at = now() - interval '1 minute' WHERE lead_project_id = 7");
 }
-
 
 }  // namespace
 
 TEST_CASE("status reports counts, the oldest due row, expired leases and pauses") {
   outbox::test::scratch_database db;
   seed(db);
-  db.query("INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) "
-           "VALUES ('meta', 'default', 'token rotation', 'alice@host')");
+  db.query(
+      "INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) "
+      "VALUES ('meta', 'default', 'token rotation', 'alice@host')");
   const auto s = outbox::test::run_async([&](auto ex) -> asio::awaitable<nlohmann::json> {
     auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
     co_return co_await outbox::db::async_status(c);
@@ -107,7 +111,8 @@ TEST_CASE("requeue moves only matching dead/held rows back, keeps the key, and d
   CHECK(moved[0].previous_state == "dead");
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id = 2 AND state = 'pending' "
                   "AND attempts = 0 AND next_attempt_at <= now()") == 1);
-  CHECK(db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'requeued' AND lease_owner = 'tester'") == 1);
+  CHECK(db.scalar(
+            "SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'requeued' AND lease_owner = 'tester'") == 1);
   CHECK(db.query("SELECT string_agg(idempotency_key, ',' ORDER BY id) FROM event_delivery").text(0, 0) == keys_before);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'held'") == 1);
 }
@@ -115,8 +120,9 @@ TEST_CASE("requeue moves only matching dead/held rows back, keeps the key, and d
 TEST_CASE("inspect returns the row without its lease token, and its attempts") {
   outbox::test::scratch_database db;
   seed(db);
-  db.query("INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error) "
-           "SELECT id, 1, now(), 12, 'dead', 400, 'HTTP 400: bad currency' FROM event_delivery WHERE lead_project_id = 1");
+  db.query(
+      "INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error) "
+      "SELECT id, 1, now(), 12, 'dead', 400, 'HTTP 400: bad currency' FROM event_delivery WHERE lead_project_id = 1");
   const auto id = db.scalar("SELECT id FROM event_delivery WHERE lead_project_id = 1");
   auto doc = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::pair<nlohmann::json, nlohmann::json>> {
     auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
@@ -194,18 +200,20 @@ TEST_CASE("inspect shows each attempt's dropped fields, match keys and its provi
   db.query("SELECT enqueue_event_delivery(1, 'google_data_manager', 'Lead', '{}'::jsonb, 'ads')");
   const auto id = db.scalar("SELECT id FROM event_delivery");
   db.query("UPDATE event_delivery SET state = 'sent', sent_at = now()");
-  db.query("INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, http_status, "
-           "dropped_fields, match_keys, provider_request_id, note) VALUES "
-           "($1, 1, now(), 5, 'retry', 503, ARRAY['phone: invalid_phone (too short)'], NULL, NULL, NULL), "
-           "($1, 2, now(), 5, 'delivered', 200, ARRAY['phone: invalid_phone (too short)', 'gender: invalid_gender'], "
-           " ARRAY['email', 'click_id'], 'req-7', 'sent again on a fresh connection')",
-           {std::to_string(id)});
+  db.query(
+      "INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, http_status, "
+      "dropped_fields, match_keys, provider_request_id, note) VALUES "
+      "($1, 1, now(), 5, 'retry', 503, ARRAY['phone: invalid_phone (too short)'], NULL, NULL, NULL), "
+      "($1, 2, now(), 5, 'delivered', 200, ARRAY['phone: invalid_phone (too short)', 'gender: invalid_gender'], "
+      " ARRAY['email', 'click_id'], 'req-7', 'sent again on a fresh connection')",
+      {std::to_string(id)});
   // The same request id at another destination must not be taken for this one.
-  db.query("INSERT INTO provider_request (provider, destination, request_id, row_count, status, detail, checks, "
-           "checked_at, next_check_at) VALUES "
-           "('google_data_manager', 'ads', 'req-7', 3, 'FAILURE', 'errors: 3 PROCESSING_ERROR_REASON_INVALID_GCLID', "
-           " 2, now(), now()), "
-           "('google_data_manager', 'other', 'req-7', 9, 'SUCCESS', '9 ingested', 1, now(), now())");
+  db.query(
+      "INSERT INTO provider_request (provider, destination, request_id, row_count, status, detail, checks, "
+      "checked_at, next_check_at) VALUES "
+      "('google_data_manager', 'ads', 'req-7', 3, 'FAILURE', 'errors: 3 PROCESSING_ERROR_REASON_INVALID_GCLID', "
+      " 2, now(), now()), "
+      "('google_data_manager', 'other', 'req-7', 9, 'SUCCESS', '9 ingested', 1, now(), now())");
   const auto doc = outbox::test::run_async([&](auto ex) -> asio::awaitable<nlohmann::json> {
     auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
     co_return co_await outbox::db::async_inspect(c, id);
@@ -317,8 +325,9 @@ TEST_CASE("discard and mark-sent settle pending, held and dead rows by hand, aud
   CHECK(discarded[1].previous_state == "pending");
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id IN (2, 8) AND state = 'dead' "
                   "AND last_error = 'discarded by carol@ops: test lead from QA'") == 2);
-  CHECK(db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'discarded' AND attempt = 0 "
-                  "AND lease_owner = 'carol@ops' AND error = 'discarded from pending by carol@ops: test lead from QA'") == 1);
+  CHECK(db.scalar(
+            "SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'discarded' AND attempt = 0 "
+            "AND lease_owner = 'carol@ops' AND error = 'discarded from pending by carol@ops: test lead from QA'") == 1);
 
   row_filter held_and_sending;
   held_and_sending.states = {"pending", "held", "dead"};
@@ -332,8 +341,9 @@ TEST_CASE("discard and mark-sent settle pending, held and dead rows by hand, aud
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id = 7 AND state = 'sending'") == 1);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'marked_sent' "
                   "AND error = 'marked sent from held by carol@ops: test lead from QA'") == 1);
-  CHECK(db.query("SELECT string_agg(idempotency_key || payload::text, ',' ORDER BY id) FROM event_delivery").text(0, 0) ==
-        keys_before);
+  CHECK(
+      db.query("SELECT string_agg(idempotency_key || payload::text, ',' ORDER BY id) FROM event_delivery").text(0, 0) ==
+      keys_before);
 
   row_filter sent_rows;
   sent_rows.states = {"sent"};
@@ -362,10 +372,11 @@ TEST_CASE("prune --state dead removes dead rows by when they died; the archive i
   CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE lead_project_id = 3 AND state = 'held'") == 1);
   CHECK(db.scalar("SELECT count(*) FROM event_delivery_archive WHERE lead_project_id = 1") == 1);
 
-  db.query("INSERT INTO event_delivery_archive (id, lead_project_id, provider, destination, event_name, "
-           "idempotency_key, payload, state, archived_at) "
-           "SELECT id, lead_project_id, provider, destination, event_name, idempotency_key, payload, state, "
-           "now() - interval '400 days' FROM event_delivery d WHERE lead_project_id IN (4, 5)");
+  db.query(
+      "INSERT INTO event_delivery_archive (id, lead_project_id, provider, destination, event_name, "
+      "idempotency_key, payload, state, archived_at) "
+      "SELECT id, lead_project_id, provider, destination, event_name, idempotency_key, payload, state, "
+      "now() - interval '400 days' FROM event_delivery d WHERE lead_project_id IN (4, 5)");
   const auto archive = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::vector<std::int64_t>> {
     auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
     std::vector<std::int64_t> out;

@@ -18,8 +18,8 @@ namespace plan_stability_pgtest {
 using outbox::test::must;
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
-using outbox::db::connection;
 using nlohmann::json;
+using outbox::db::connection;
 
 namespace {
 
@@ -107,10 +107,10 @@ TEST_CASE("claim and settle plans made on a tiny table read only their batch onc
 
     // The cached plans, run again: one row claimed, one row settled.
     figures out;
-    const auto claim_plan = co_await claim_conn.async_query(
-        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE outbox_claim_v4('a', '" + outbox::random_uuid() +
-            "', 30, 1, 12, '{}', NULL)",
-        {}, 10s);
+    const auto claim_plan =
+        co_await claim_conn.async_query("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE outbox_claim_v4('a', '" +
+                                            outbox::random_uuid() + "', 30, 1, 12, '{}', NULL)",
+                                        {}, 10s);
     out.claim_buffers = explain_buffers(claim_plan);
     // Arguments in the order of sql::settle: owner, then one array per column of `s`.
     const auto settle_plan = co_await settle_conn.async_query(

@@ -18,8 +18,9 @@ TEST_CASE("enqueueing the same event twice keeps one row with one deterministic 
   CHECK(db.query(enqueue, {"42", "tiktok", "Lead", R"({})"}).boolean(0, 0));
 
   CHECK(db.scalar("SELECT count(*) FROM event_delivery") == 2);
-  auto r = db.query("SELECT idempotency_key, payload->>'event_time', state, destination, attempts "
-                    "FROM event_delivery WHERE provider = 'meta'");
+  auto r = db.query(
+      "SELECT idempotency_key, payload->>'event_time', state, destination, attempts "
+      "FROM event_delivery WHERE provider = 'meta'");
   const std::string key(r.text(0, 0));
   CHECK(std::regex_match(key, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
   CHECK(r.text(0, 1) == "1700000000");  // the first payload stays frozen
@@ -57,9 +58,9 @@ TEST_CASE("the unique triple rejects a plain duplicate insert") {
 TEST_CASE("state and lease constraints reject impossible rows") {
   outbox::test::scratch_database db;
   db.query("SELECT enqueue_event_delivery(1, 'meta', 'Lead', '{}'::jsonb)");
-  for (const std::string bad : {"UPDATE event_delivery SET state = 'lost'",
-                                "UPDATE event_delivery SET state = 'sending'",
-                                "UPDATE event_delivery SET lease_token = gen_random_uuid(), lease_expires_at = now()"}) {
+  for (const std::string bad :
+       {"UPDATE event_delivery SET state = 'lost'", "UPDATE event_delivery SET state = 'sending'",
+        "UPDATE event_delivery SET lease_token = gen_random_uuid(), lease_expires_at = now()"}) {
     CAPTURE(bad);
     std::string state;
     try {

@@ -8,8 +8,8 @@
 #include "db/delivery_store.hpp"
 #include "db/text_param.hpp"
 #include "dispatcher/engine/instance_id.hpp"
-#include "tests/support/pg_fixture.hpp"
 #include "tests/support/must.hpp"
+#include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
@@ -45,9 +45,10 @@ db::settlement outcome_for(const db::claimed_row& row, db::settle_state state, s
 }
 
 void enqueue(const outbox::test::scratch_database& d, int n, const std::string& destination = "default") {
-  d.query("SELECT enqueue_event_delivery(g, 'webhook', 'Lead' || $2, jsonb_build_object('n', g), $2) "
-          "FROM generate_series(1, $1) g",
-          {std::to_string(n), destination});
+  d.query(
+      "SELECT enqueue_event_delivery(g, 'webhook', 'Lead' || $2, jsonb_build_object('n', g), $2) "
+      "FROM generate_series(1, $1) g",
+      {std::to_string(n), destination});
 }
 
 }  // namespace
@@ -89,8 +90,8 @@ TEST_CASE("finding 1: a NUL, invalid UTF-8 or a split character in an outcome ne
 TEST_CASE("a settle sent again after its answer was lost is recognised: no second change, no second log row") {
   outbox::test::scratch_database d;
   enqueue(d, 2);
-  const auto [first, second] = outbox::test::run_async(
-      [&](auto ex) -> asio::awaitable<std::pair<db::settle_report, db::settle_report>> {
+  const auto [first, second] =
+      outbox::test::run_async([&](auto ex) -> asio::awaitable<std::pair<db::settle_report, db::settle_report>> {
         auto c = co_await connection::async_connect(ex, d.conninfo(), 5s);
         auto rows = must(co_await db::async_claim(c, claim_req("a", 2)));
         std::vector<db::settlement> batch{outcome_for(rows[0], db::settle_state::sent, ""),
@@ -196,8 +197,8 @@ TEST_CASE("finding 9: sweep follows the policies dispatchers recorded, whatever 
 
 TEST_CASE("finding 10: engine connections carry a server-side statement_timeout and an application_name") {
   outbox::test::scratch_database d;
-  const auto [timeout, name, sqlstate] = outbox::test::run_async(
-      [&](auto ex) -> asio::awaitable<std::tuple<std::string, std::string, std::string>> {
+  const auto [timeout, name, sqlstate] =
+      outbox::test::run_async([&](auto ex) -> asio::awaitable<std::tuple<std::string, std::string, std::string>> {
         db::connect_options options;
         options.application_name = "outbox-dispatcher test";
         options.statement_timeout = 300ms;

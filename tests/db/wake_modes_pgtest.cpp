@@ -53,7 +53,8 @@ void publish(const scratch_database& db, const std::string& instance, bool awake
 
 }  // namespace
 
-TEST_CASE("wake modes: adaptive notifies only while no dispatcher is awake; never for statements that inserted nothing") {
+TEST_CASE(
+    "wake modes: adaptive notifies only while no dispatcher is awake; never for statements that inserted nothing") {
   scratch_database db;
   notify_probe probe(db.conninfo());
   const auto initial = status(db);
@@ -71,8 +72,9 @@ TEST_CASE("wake modes: adaptive notifies only while no dispatcher is awake; neve
   CHECK(status(db).awake[0].expires_in_seconds > 5);
   enqueue(db, 2);
   CHECK(probe.count_since_last() == 0);  // a dispatcher is draining: no pg_notify
-  db.query("INSERT INTO event_delivery (lead_project_id, provider, event_name, idempotency_key, payload) "
-           "SELECT g, 'webhook', 'Bulk', 'k' || g, '{}' FROM generate_series(100, 110) g");
+  db.query(
+      "INSERT INTO event_delivery (lead_project_id, provider, event_name, idempotency_key, payload) "
+      "SELECT g, 'webhook', 'Bulk', 'k' || g, '{}' FROM generate_series(100, 110) g");
   CHECK(probe.count_since_last() == 0);
 
   // An awake mark lapses by itself: a dispatcher that died while awake

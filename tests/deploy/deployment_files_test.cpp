@@ -142,7 +142,9 @@ TEST_CASE("Dockerfile: the image carries the user data module where the dispatch
   CHECK(stages[0].runs().find("--target dispatcher") != std::string::npos);
   CHECK(stages[0].runs().find("strip /build/dispatcher /build/dispatcher-user-data.so") != std::string::npos);
   const auto copies = runtime_stage(stages).all("COPY");
-  const auto copied = [&](const std::string& args) { return std::find(copies.begin(), copies.end(), args) != copies.end(); };
+  const auto copied = [&](const std::string& args) {
+    return std::find(copies.begin(), copies.end(), args) != copies.end();
+  };
   CHECK(copied("--from=build /build/dispatcher /usr/local/bin/dispatcher"));
   // providers/user_data/user_data_loader.cpp: ../lib/dispatcher/ beside the executable's directory.
   CHECK(copied("--from=build /build/dispatcher-user-data.so /usr/local/lib/dispatcher/dispatcher-user-data.so"));
@@ -154,8 +156,8 @@ TEST_CASE("Dockerfile: the build stage installs build dependencies only, the run
   CHECK(stages[0].runs().find("scripts/setup.sh --build-only") != std::string::npos);
   const auto build = setup_packages("build");
   const auto test = setup_packages("test");
-  for (const auto& needed : {"build-essential", "cmake", "ninja-build", "libpq-dev", "libboost1.81-dev",
-                             "libssl-dev", "libicu-dev", "iso-codes", "libphonenumber8", "python3"}) {
+  for (const auto& needed : {"build-essential", "cmake", "ninja-build", "libpq-dev", "libboost1.81-dev", "libssl-dev",
+                             "libicu-dev", "iso-codes", "libphonenumber8", "python3"}) {
     CHECK_MESSAGE(build.contains(needed), needed);
   }
   for (const auto& p : build) {
@@ -188,7 +190,7 @@ TEST_CASE("Dockerfile: the health check probes /healthz on the metrics port afte
   const auto start_period = docker_duration(option(checks[0], "start-period"));
   REQUIRE(start_period.has_value());
   MESSAGE("HEALTHCHECK start period " << start_period->count() << " s; longest start " << longest_start.count()
-                                       << " s");
+                                      << " s");
   CHECK(*start_period >= 2 * longest_start);
   CHECK(checks[0].find("http://127.0.0.1:9464/healthz") != std::string::npos);
   const auto env = runtime_stage(stages).all("ENV");

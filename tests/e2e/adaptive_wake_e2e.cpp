@@ -42,13 +42,16 @@ TEST_CASE("adaptive wake: a dispatcher killed while marked awake silences notifi
                                     "awake-then-killed");
   REQUIRE(first.wait_for_log("listening for new rows", 15s));
   long long lead = 1;
-  REQUIRE(eventually([&] {
-    fx.db.query("SELECT enqueue_event_delivery(g, 'webhook', 'Lead', '{}'::jsonb) "
-                "FROM generate_series($1::bigint, $1::bigint + 4) g",
-                {std::to_string(lead)});  // a burst: rows pile up between claims
-    lead += 5;
-    return valid_marks(fx) > 0;
-  }, 10s));
+  REQUIRE(eventually(
+      [&] {
+        fx.db.query(
+            "SELECT enqueue_event_delivery(g, 'webhook', 'Lead', '{}'::jsonb) "
+            "FROM generate_series($1::bigint, $1::bigint + 4) g",
+            {std::to_string(lead)});  // a burst: rows pile up between claims
+        lead += 5;
+        return valid_marks(fx) > 0;
+      },
+      10s));
   REQUIRE(eventually([&] { return fx.count("state <> 'sent'") == 0; }, 10s));
   first.kill();
   REQUIRE(first.wait_exit(10s).has_value());
@@ -61,11 +64,13 @@ TEST_CASE("adaptive wake: a dispatcher killed while marked awake silences notifi
   }
   // The mark expires: inserts notify again, without anyone cleaning up.
   bool notified = false;
-  REQUIRE(eventually([&] {
-    fx.enqueue(lead++);
-    notified = probe.count_since_last() == 1;
-    return notified;
-  }, 10s));
+  REQUIRE(eventually(
+      [&] {
+        fx.enqueue(lead++);
+        notified = probe.count_since_last() == 1;
+        return notified;
+      },
+      10s));
   const auto silent_for = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - killed);
   MESSAGE("notifications resumed " << silent_for.count() << " ms after the kill (awake TTL 1500 ms)");
   CHECK(silent_for < 5s);
@@ -83,7 +88,8 @@ TEST_CASE("adaptive wake: a dispatcher killed while marked awake silences notifi
   CHECK(second.wait_exit(15s) == 0);
 }
 
-TEST_CASE("adaptive wake: three dispatchers drain a concurrent stream; most statements skip pg_notify; every row once") {
+TEST_CASE(
+    "adaptive wake: three dispatchers drain a concurrent stream; most statements skip pg_notify; every row once") {
   e2e_fixture fx;
   notify_probe probe(fx.db.conninfo());
   std::vector<dispatcher_process*> dispatchers;

@@ -60,9 +60,10 @@ long long count_or(const e2e_fixture& fx, const std::string& where, long long fa
 
 void terminate_dispatcher_backends(const e2e_fixture& fx) {
   try {
-    fx.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name LIKE 'outbox-dispatcher%'",
-                {fx.db.name()});
+    fx.db.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name LIKE 'outbox-dispatcher%'",
+        {fx.db.name()});
   } catch (const std::exception&) {
     // The server may be restarting.
   }
@@ -71,9 +72,10 @@ void terminate_dispatcher_backends(const e2e_fixture& fx) {
 std::set<std::string> in_flight_keys_of(const e2e_fixture& fx, const std::string& instance_prefix) {
   for (;;) {
     try {
-      const auto r = fx.db.query("SELECT idempotency_key FROM event_delivery WHERE state = 'sending' "
-                                 "AND lease_owner LIKE $1",
-                                 {instance_prefix + ":%"});
+      const auto r = fx.db.query(
+          "SELECT idempotency_key FROM event_delivery WHERE state = 'sending' "
+          "AND lease_owner LIKE $1",
+          {instance_prefix + ":%"});
       std::set<std::string> keys;
       for (int i = 0; i < r.rows(); ++i) keys.insert(std::string(r.text(i, 0)));
       return keys;
@@ -109,9 +111,10 @@ TEST_CASE("chaos: backends terminated, a restart and a SIGKILL lose nothing; dup
     for (int lead = 1; lead <= rows_total; ++lead) {
       for (int tries = 0; tries < 500; ++tries) {  // about 10 s: longer than any fault here
         try {
-          fx.db.query("SELECT enqueue_event_delivery($1::bigint, 'webhook', 'Lead', "
-                      "jsonb_build_object('lead', $1::bigint))",
-                      {std::to_string(lead)});
+          fx.db.query(
+              "SELECT enqueue_event_delivery($1::bigint, 'webhook', 'Lead', "
+              "jsonb_build_object('lead', $1::bigint))",
+              {std::to_string(lead)});
           break;
         } catch (const std::exception&) {
           std::this_thread::sleep_for(20ms);

@@ -21,9 +21,10 @@ std::string text(const e2e_fixture& fx, const std::string& sql, outbox::db::para
 }
 
 void make_dead(const e2e_fixture& fx, std::int64_t id, const std::string& age = "0 seconds") {
-  fx.db.query("UPDATE event_delivery SET state = 'dead', attempts = 12, last_error = 'HTTP 400: bad', "
-              "updated_at = now() - $2::interval WHERE id = $1",
-              {std::to_string(id), age});
+  fx.db.query(
+      "UPDATE event_delivery SET state = 'dead', attempts = 12, last_error = 'HTTP 400: bad', "
+      "updated_at = now() - $2::interval WHERE id = $1",
+      {std::to_string(id), age});
 }
 
 }  // namespace
@@ -32,10 +33,10 @@ TEST_CASE("stumble 4: durations need a unit everywhere and prune refuses 0") {
   e2e_fixture fx;
   const auto id = fx.enqueue(1);
   fx.db.query("UPDATE event_delivery SET state = 'sent', sent_at = now() - interval '1 minute'");
-  for (const auto& args : {std::vector<std::string>{"prune", "--older-than", "30"},
-                           std::vector<std::string>{"sweep", "--older-than", "30"},
-                           std::vector<std::string>{"requeue", "--since", "30"},
-                           std::vector<std::string>{"prune", "--archive-older-than", "30"}}) {
+  for (const auto& args :
+       {std::vector<std::string>{"prune", "--older-than", "30"},
+        std::vector<std::string>{"sweep", "--older-than", "30"}, std::vector<std::string>{"requeue", "--since", "30"},
+        std::vector<std::string>{"prune", "--archive-older-than", "30"}}) {
     CAPTURE(args);
     const auto r = fx.cli(args);
     INFO(r.output);
@@ -88,9 +89,10 @@ TEST_CASE("discard and mark-sent: a reason is required, --dry-run changes nothin
   const auto uploaded = fx.enqueue(2);
   make_dead(fx, uploaded);
   const auto in_flight = fx.enqueue(3);
-  fx.db.query("UPDATE event_delivery SET state = 'sending', lease_owner = 'x', lease_token = gen_random_uuid(), "
-              "lease_expires_at = now() + interval '1 minute' WHERE id = $1",
-              {std::to_string(in_flight)});
+  fx.db.query(
+      "UPDATE event_delivery SET state = 'sending', lease_owner = 'x', lease_token = gen_random_uuid(), "
+      "lease_expires_at = now() + interval '1 minute' WHERE id = $1",
+      {std::to_string(in_flight)});
   const std::string id = std::to_string(test_lead);
 
   const auto no_reason = fx.cli({"discard", "--id", id});
@@ -103,13 +105,13 @@ TEST_CASE("discard and mark-sent: a reason is required, --dry-run changes nothin
   CHECK(fx.count("state = 'pending' AND id = " + id) == 1);
 
   // Inside docker exec / kubectl exec USER is unset: OUTBOX_OPERATOR names the person.
-  const auto discarded = fx.cli({"discard", "--id", id, "--reason", "QA test lead"},
-                                {{"OUTBOX_OPERATOR", "alice"}, {"USER", ""}});
+  const auto discarded =
+      fx.cli({"discard", "--id", id, "--reason", "QA test lead"}, {{"OUTBOX_OPERATOR", "alice"}, {"USER", ""}});
   INFO(discarded.output);
   CHECK(discarded.exit_code == 0);
   CHECK(discarded.output.find("discarded 1 row(s)\n") != std::string::npos);
-  CHECK(text(fx, "SELECT state || ' ' || last_error FROM event_delivery WHERE id = $1", {id}).starts_with(
-      "dead discarded by alice@"));
+  CHECK(text(fx, "SELECT state || ' ' || last_error FROM event_delivery WHERE id = $1", {id})
+            .starts_with("dead discarded by alice@"));
   CHECK(text(fx, "SELECT error FROM event_delivery_attempt WHERE outcome = 'discarded'").ends_with(": QA test lead"));
 
   const auto marked = fx.cli({"mark-sent", "--operator", "bob@ops-laptop", "--id", std::to_string(uploaded), "--id",
@@ -126,8 +128,8 @@ TEST_CASE("discard and mark-sent: a reason is required, --dry-run changes nothin
   // --operator on every audited command: requeue and pause too.
   const auto requeued = fx.cli({"requeue", "--id", id, "--operator", "carol"});
   CHECK(requeued.exit_code == 0);
-  CHECK(text(fx, "SELECT error FROM event_delivery_attempt WHERE outcome = 'requeued'").starts_with(
-      "requeued from dead by carol@"));
+  CHECK(text(fx, "SELECT error FROM event_delivery_attempt WHERE outcome = 'requeued'")
+            .starts_with("requeued from dead by carol@"));
   const auto paused = fx.cli({"pause", "webhook", "default", "--reason", "maintenance", "--operator=dave"});
   INFO(paused.output);
   CHECK(text(fx, "SELECT paused_by FROM outbox_destination_pause").starts_with("dave@"));
@@ -146,7 +148,8 @@ TEST_CASE("inspect --lead shows every row of a lead, --key the row with that ide
   CHECK(by_lead.output.find("== row 2 of 2\n") != std::string::npos);
   CHECK(by_lead.output.find("event_name  Purchase\n") != std::string::npos);
 
-  const std::string key = text(fx, "SELECT idempotency_key FROM event_delivery WHERE id = $1", {std::to_string(second)});
+  const std::string key =
+      text(fx, "SELECT idempotency_key FROM event_delivery WHERE id = $1", {std::to_string(second)});
   const auto by_key = nlohmann::json::parse(fx.cli({"inspect", "--key", key, "--json"}).output, nullptr, false);
   REQUIRE(by_key.is_array());
   REQUIRE(by_key.size() == 1);

@@ -40,7 +40,9 @@ const std::vector<std::vector<std::string>> oncall_commands{
     {"sweep", "--dry-run"},
 };
 
-std::size_t lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+std::size_t lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
 // The version project() declares in CMakeLists.txt.
 std::string project_version() {
@@ -124,9 +126,10 @@ TEST_CASE("stumble 6: a command stuck behind another session's lock gives up aft
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   long long waiting = 0;
   while (waiting == 0 && std::chrono::steady_clock::now() < deadline) {
-    waiting = fx.db.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                           "AND application_name = 'outbox-dispatcher status' "
-                           "AND wait_event_type = 'Lock'");
+    waiting = fx.db.scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND application_name = 'outbox-dispatcher status' "
+        "AND wait_event_type = 'Lock'");
     if (waiting == 0) std::this_thread::sleep_for(20ms);  // nothing to await: pg_stat_activity is polled
   }
   CHECK(waiting == 1);
@@ -134,7 +137,8 @@ TEST_CASE("stumble 6: a command stuck behind another session's lock gives up aft
   INFO(status.logs());
   CHECK(code == 1);
   CHECK(status.logs().find("dispatcher status: error: gave up after 5 s waiting for a lock held by another session in "
-                           "database \"" + fx.db.name() + "\"") != std::string::npos);
+                           "database \"" +
+                           fx.db.name() + "\"") != std::string::npos);
   CHECK(lines(status.logs()) == 1);
 
   const auto discard = fx.cli({"discard", "--id", std::to_string(id), "--reason", "test"}, {}, 15s);

@@ -32,21 +32,27 @@ bool inert(const std::string& output) {
 
 }  // namespace
 
-TEST_CASE("status, inspect, requeue, discard, mark-sent, sweep and pause --list escape control characters from the database") {
+TEST_CASE(
+    "status, inspect, requeue, discard, mark-sent, sweep and pause --list escape control characters from the "
+    "database") {
   e2e_fixture fx;
   const std::string evil_provider = "evil\x1b[2Jprov";
   const auto dead = fx.enqueue(1, "Lead\x1b]0;pwned\x07", R"({"value": 1, "note": "\u009b2J"})", evil_provider);
   (void)fx.enqueue(2, "Lead", R"({"value": 2})", evil_provider);  // pending: the oldest due row
   fx.db.query("UPDATE event_delivery SET state = 'dead', attempts = 12, last_error = $2 WHERE id = $1",
-              {std::to_string(dead), "HTTP 400: \x1b[2J\x1b[31mred\xc2\x9b" "1m\x7f"});
-  fx.db.query("INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) "
-              "VALUES ('meta', 'default', $1, 'mallory')",
-              {"maintenance\x1b[2J"});
+              {std::to_string(dead),
+               "HTTP 400: \x1b[2J\x1b[31mred\xc2\x9b"
+               "1m\x7f"});
+  fx.db.query(
+      "INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) "
+      "VALUES ('meta', 'default', $1, 'mallory')",
+      {"maintenance\x1b[2J"});
   // A row stuck in sending, its lease expired: what `sweep` lists.
   const auto stuck = fx.enqueue(3, "Lead", R"({"value": 3})", evil_provider);
-  fx.db.query("UPDATE event_delivery SET state = 'sending', lease_owner = $2, lease_token = gen_random_uuid(), "
-              "lease_expires_at = now() - interval '1 minute' WHERE id = $1",
-              {std::to_string(stuck), "host\x1b[2J:1:ab"});
+  fx.db.query(
+      "UPDATE event_delivery SET state = 'sending', lease_owner = $2, lease_token = gen_random_uuid(), "
+      "lease_expires_at = now() - interval '1 minute' WHERE id = $1",
+      {std::to_string(stuck), "host\x1b[2J:1:ab"});
 
   const std::vector<std::vector<std::string>> commands{
       {"inspect", std::to_string(dead)},
@@ -75,7 +81,9 @@ TEST_CASE("status, inspect, requeue, discard, mark-sent, sweep and pause --list 
   const auto doc = nlohmann::json::parse(json.output, nullptr, false);
   REQUIRE_FALSE(doc.is_discarded());
   CHECK(doc["row"]["provider"] == evil_provider);
-  CHECK(doc["row"]["last_error"] == "HTTP 400: \x1b[2J\x1b[31mred\xc2\x9b" "1m\x7f");
+  CHECK(doc["row"]["last_error"] ==
+        "HTTP 400: \x1b[2J\x1b[31mred\xc2\x9b"
+        "1m\x7f");
 }
 
 TEST_CASE("inspect and status show dropped fields, match keys and the provider's processing results") {
@@ -83,17 +91,19 @@ TEST_CASE("inspect and status show dropped fields, match keys and the provider's
   const auto first = fx.enqueue(1, "Lead", R"({"value": 1})", "google_data_manager");
   const auto second = fx.enqueue(2, "Lead", R"({"value": 2})", "google_data_manager");
   fx.db.query("UPDATE event_delivery SET state = 'sent', sent_at = now()");
-  fx.db.query("INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, http_status, "
-              "dropped_fields, match_keys, provider_request_id) VALUES "
-              "($1, 1, now(), 5, 'delivered', 200, ARRAY['date_of_birth: invalid_date (impossible date (no such day "
-              "in that month))', 'phone: invalid_phone (too short)'], ARRAY['email', 'phone'], 'req-1'), "
-              "($2, 1, now(), 5, 'delivered', 200, NULL, ARRAY['email'], 'req-1')",
-              {std::to_string(first), std::to_string(second)});
+  fx.db.query(
+      "INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, http_status, "
+      "dropped_fields, match_keys, provider_request_id) VALUES "
+      "($1, 1, now(), 5, 'delivered', 200, ARRAY['date_of_birth: invalid_date (impossible date (no such day "
+      "in that month))', 'phone: invalid_phone (too short)'], ARRAY['email', 'phone'], 'req-1'), "
+      "($2, 1, now(), 5, 'delivered', 200, NULL, ARRAY['email'], 'req-1')",
+      {std::to_string(first), std::to_string(second)});
   // Google's detail is provider text: shown escaped like every other.
-  fx.db.query("INSERT INTO provider_request (provider, destination, request_id, row_count, status, detail, checks, "
-              "checked_at, next_check_at) VALUES ('google_data_manager', 'default', 'req-1', 2, 'FAILURE', $1, 1, "
-              "now(), now())",
-              {"errors: 2 PROCESSING_ERROR_REASON_INVALID_GCLID\x1b[2J"});
+  fx.db.query(
+      "INSERT INTO provider_request (provider, destination, request_id, row_count, status, detail, checks, "
+      "checked_at, next_check_at) VALUES ('google_data_manager', 'default', 'req-1', 2, 'FAILURE', $1, 1, "
+      "now(), now())",
+      {"errors: 2 PROCESSING_ERROR_REASON_INVALID_GCLID\x1b[2J"});
 
   const auto inspect = fx.cli({"inspect", std::to_string(first)});
   INFO(inspect.output);
@@ -126,8 +136,8 @@ TEST_CASE("inspect and status show dropped fields, match keys and the provider's
   CHECK(status_json["conversions"][0]["match_keys"][1] == nlohmann::json({{"key", "phone"}, {"attempts", 1}}));
   CHECK(status_json["conversions"][0]["provider_requests"]["last_problem"]["detail"] ==
         "errors: 2 PROCESSING_ERROR_REASON_INVALID_GCLID\x1b[2J");
-  const auto inspect_json = nlohmann::json::parse(fx.cli({"inspect", std::to_string(first), "--json"}).output,
-                                                  nullptr, false);
+  const auto inspect_json =
+      nlohmann::json::parse(fx.cli({"inspect", std::to_string(first), "--json"}).output, nullptr, false);
   REQUIRE_FALSE(inspect_json.is_discarded());
   CHECK(inspect_json["attempts"][0]["match_keys"] == nlohmann::json::array({"email", "phone"}));
   CHECK(inspect_json["attempts"][0]["provider_request"]["status"] == "FAILURE");
@@ -146,11 +156,13 @@ TEST_CASE("inspect shows what the API answered when it paused the destination, a
   CHECK(fx.count("last_error LIKE 'destination paused: HTTP 401 from destination%' AND id = " + std::to_string(id)) ==
         1);  // the prefix the runbook's "Rows stay in pending" table shows
   // Retry now, once the heartbeat shows the automatic pause (`resume` says "was not paused" until then).
-  REQUIRE(eventually([&] {
-    const auto s = nlohmann::json::parse(fx.cli({"status", "--json"}).output, nullptr, false);
-    return !s.is_discarded() && s.contains("dispatchers") && !s["dispatchers"].empty() &&
-           !s["dispatchers"][0]["automatic_pauses"].empty();
-  }, 10s));
+  REQUIRE(eventually(
+      [&] {
+        const auto s = nlohmann::json::parse(fx.cli({"status", "--json"}).output, nullptr, false);
+        return !s.is_discarded() && s.contains("dispatchers") && !s["dispatchers"].empty() &&
+               !s["dispatchers"][0]["automatic_pauses"].empty();
+      },
+      10s));
   REQUIRE(fx.cli({"resume", "webhook", "default"}).exit_code == 0);
   REQUIRE(eventually([&] { return fx.count("state = 'sent' AND id = " + std::to_string(id)) == 1; }, 15s));
 

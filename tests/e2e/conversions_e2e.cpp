@@ -6,10 +6,10 @@
 
 #include "providers/crypto.hpp"
 #include "tests/support/dispatcher_process.hpp"
-#include "tests/support/metrics_probe.hpp"
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/fake_meta.hpp"
 #include "tests/support/fake_tiktok.hpp"
+#include "tests/support/metrics_probe.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace conversions_e2e {
@@ -54,15 +54,17 @@ std::string messy_lead() {
 }
 
 std::string attempt_column(const e2e_fixture& fx, std::int64_t id, const std::string& expression) {
-  auto r = fx.db.query("SELECT coalesce(" + expression + ", '') FROM event_delivery_attempt WHERE delivery_id = $1 "
-                       "ORDER BY attempt DESC LIMIT 1",
+  auto r = fx.db.query("SELECT coalesce(" + expression +
+                           ", '') FROM event_delivery_attempt WHERE delivery_id = $1 "
+                           "ORDER BY attempt DESC LIMIT 1",
                        {std::to_string(id)});
   return r.rows() == 0 ? std::string{"<no attempt>"} : std::string(r.text(0, 0));
 }
 
 }  // namespace
 
-TEST_CASE("conversions: a lead with unusable fields is sent without them, once per provider, and the drops are recorded") {
+TEST_CASE(
+    "conversions: a lead with unusable fields is sent without them, once per provider, and the drops are recorded") {
   e2e_fixture fx;
   const outbox::test::fake_meta meta;
   const outbox::test::fake_tiktok tiktok;
@@ -78,8 +80,8 @@ TEST_CASE("conversions: a lead with unusable fields is sent without them, once p
   const auto to_tiktok = fx.enqueue(1101, "Lead", messy_lead(), "tiktok");
   REQUIRE(eventually([&] { return fx.count("state = 'sent'") == 2; }, 20s));
 
-  const auto meta_key = std::string(fx.db.query("SELECT idempotency_key FROM event_delivery WHERE id = $1",
-                                                {std::to_string(to_meta)}).text(0, 0));
+  const auto meta_key = std::string(
+      fx.db.query("SELECT idempotency_key FROM event_delivery WHERE id = $1", {std::to_string(to_meta)}).text(0, 0));
   CHECK(meta.times_accepted(meta_key) == 1);
   const auto e = meta.accepted_events().at(0);
   CHECK(e["user_data"]["em"] == json::array({sha256_hex("nguyen.van@example.vn"), sha256_hex("second@example.vn")}));
@@ -129,8 +131,8 @@ TEST_CASE("conversions: SIGKILL mid-request; the restarted dispatcher resends th
 
   fx.start_dispatcher(extra, "second");
   REQUIRE(eventually([&] { return fx.count("state = 'sent'") == 1; }, 30s));
-  const auto key = std::string(fx.db.query("SELECT idempotency_key FROM event_delivery WHERE id = $1",
-                                           {std::to_string(id)}).text(0, 0));
+  const auto key = std::string(
+      fx.db.query("SELECT idempotency_key FROM event_delivery WHERE id = $1", {std::to_string(id)}).text(0, 0));
   CHECK(meta.times_accepted(key) == 1);
   REQUIRE(fx.server.request_count() == 2);
   CHECK(fx.server.requests().at(1).body == body_before);  // frozen payload: the same bytes, the same event_id

@@ -79,7 +79,7 @@ TEST_CASE("connections terminated and the server restarted mid-delivery: the dis
       "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
       "WHERE datname = $1 AND pid <> pg_backend_pid()) AS t",
       {fx.db.name()});
-  CHECK(terminated >= 3);  // listener, claim, settle (and maintenance)
+  CHECK(terminated >= 3);                   // listener, claim, settle (and maintenance)
   CHECK(fx.count("state = 'sent'") < 600);  // it really was mid-delivery
   REQUIRE(d.wait_for_log("listener reconnected; catching up", 15s));
   REQUIRE(eventually([&] { return count_or(fx, "state = 'sent'", 0) == 600; }, 30s));
@@ -99,8 +99,7 @@ TEST_CASE("connections terminated and the server restarted mid-delivery: the dis
     const int rc = std::system((std::string(pg_ctl) + " restart >/dev/null 2>&1").c_str());
     REQUIRE(rc == 0);
     MESSAGE("PostgreSQL restarted in "
-            << std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - restart_started).count()
-            << " ms");
+            << std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - restart_started).count() << " ms");
     CHECK(count_or(fx, "state = 'sent'", 1200) < 1200);  // mid-delivery again
     REQUIRE(d.wait_for_log("listener reconnected; catching up", 30s, reconnects + 1));
     REQUIRE(eventually([&] { return count_or(fx, "state = 'sent'", 0) == 1200; }, 45s));

@@ -24,8 +24,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "db/migrations.hpp"
 #include "db/connection.hpp"
+#include "db/migrations.hpp"
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/fake_google.hpp"
@@ -74,9 +74,8 @@ const std::vector<std::string> fanout_providers{"meta", "tiktok", "webhook"};
 // uploads from integrations that were not allowlisted before 2026-06-15.
 const std::vector<std::string> default_fanout{"meta", "tiktok", "google_data_manager"};
 const std::vector<event_ref> committed_events{
-    {1, "meta", "Lead"}, {1, "tiktok", "Lead"}, {1, "webhook", "Lead"},
-    {2, "webhook", "Purchase"}, {2, "meta", "Purchase"},
-    {3, "meta", "Lead"}, {3, "tiktok", "Lead"}, {3, "google_data_manager", "Lead"},
+    {1, "meta", "Lead"},     {1, "tiktok", "Lead"}, {1, "webhook", "Lead"}, {2, "webhook", "Purchase"},
+    {2, "meta", "Purchase"}, {3, "meta", "Lead"},   {3, "tiktok", "Lead"},  {3, "google_data_manager", "Lead"},
 };
 constexpr long long rolled_back_lead = 666;
 
@@ -85,8 +84,8 @@ std::string scenario_script() { return OUTBOX_SOURCE_DIR "/examples/django/scena
 // One HTTPS server for the three providers, routed by path: Meta's and
 // TikTok's fakes check their requests the way the APIs do; /hook takes webhooks.
 void route_providers(e2e_fixture& fx, const fake_meta& meta, const fake_tiktok& tiktok) {
-  fx.server.set_fallback([meta_api = meta.make_responder(), tiktok_api = tiktok.make_responder()](
-                             const recorded_request& r) -> response_plan {
+  fx.server.set_fallback([meta_api = meta.make_responder(),
+                          tiktok_api = tiktok.make_responder()](const recorded_request& r) -> response_plan {
     if (r.target.starts_with("/open_api/")) return tiktok_api(r);
     if (r.target.starts_with("/hook")) return response_plan::reply(200, R"({"ok":true})");
     return meta_api(r);
@@ -232,8 +231,7 @@ TEST_CASE("Django: committed enqueues are delivered once each, a rolled-back one
   // The keys the dispatcher must send, computed independently of the rows.
   std::map<std::string, std::string> expected;  // idempotency key -> "lead/provider/event"
   for (const auto& e : committed_events) {
-    expected[key_of(fx, e.lead, e.provider, e.event)] =
-        std::to_string(e.lead) + "/" + e.provider + "/" + e.event;
+    expected[key_of(fx, e.lead, e.provider, e.event)] = std::to_string(e.lead) + "/" + e.provider + "/" + e.event;
   }
   REQUIRE(expected.size() == committed_events.size());
   // The rows Django's model read back carry exactly these keys.
@@ -353,9 +351,10 @@ class drop_database_at_exit {
 };
 
 std::string recorded_migrations(const std::string& conninfo) {
-  const auto r = outbox::test::sql(
-      conninfo, "SELECT string_agg(name || ' ' || checksum || ' ' || applied_at, E'\\n' ORDER BY name) "
-                "FROM outbox_schema_migrations");
+  const auto r =
+      outbox::test::sql(conninfo,
+                        "SELECT string_agg(name || ' ' || checksum || ' ' || applied_at, E'\\n' ORDER BY name) "
+                        "FROM outbox_schema_migrations");
   return std::string(r.text(0, 0));
 }
 
@@ -372,8 +371,8 @@ TEST_CASE("Django: the CRM's own manage.py test has the dispatcher's schema, and
   const std::string agreed = "schema up to date: 0 applied now, " + std::to_string(all) + " already applied";
 
   // The CRM developer's command: Django creates test_<db> from migrations and runs the tests.
-  const auto run = run_python({manage_py(), "test", "crm", "outbox_events", "--noinput", "--keepdb", "-v", "2"},
-                              django_env, 300s);
+  const auto run =
+      run_python({manage_py(), "test", "crm", "outbox_events", "--noinput", "--keepdb", "-v", "2"}, django_env, 300s);
   INFO("command: " << run.command);
   INFO("output:\n" << run.err << run.out);
   CHECK(run.exit_code == 0);

@@ -42,7 +42,9 @@ std::string settings_addition(const std::string& database) {
   return "\n# Added by the test: the dispatcher's app and a PostgreSQL database.\n"
          "import os\n"
          "INSTALLED_APPS.append('outbox_events')\n"
-         "DATABASES = {'default': {'ENGINE': 'django.db.backends.postgresql', 'NAME': '" + database + "',\n"
+         "DATABASES = {'default': {'ENGINE': 'django.db.backends.postgresql', 'NAME': '" +
+         database +
+         "',\n"
          "    'HOST': os.environ.get('PGHOST', ''), 'PORT': os.environ.get('PGPORT', ''),\n"
          "    'USER': os.environ.get('PGUSER', ''), 'PASSWORD': os.environ.get('PGPASSWORD', '')}}\n";
 }
@@ -102,7 +104,8 @@ std::string last_line(const std::string& text) {
   const auto end = text.find_last_not_of('\n');
   if (end == std::string::npos) return {};
   const auto start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end + 1 - (start == std::string::npos ? 0 : start + 1));
 }
 
 std::vector<fs::path> migration_files(const fs::path& dir) {
@@ -135,14 +138,16 @@ std::string dispatcher_version() {
 TEST_CASE("Django package: pip installs it into a fresh virtualenv, and a fresh project's manage.py test enqueues") {
   const fs::path work = outbox::test::make_temp_dir("django-package");
   const fs::path venv = work / "venv";
-  require_success(run_tool({outbox::test::python_interpreter(), "-m", "venv", "--system-site-packages", venv.string()}, 120s));
+  require_success(
+      run_tool({outbox::test::python_interpreter(), "-m", "venv", "--system-site-packages", venv.string()}, 120s));
 
   // The install line of docs/django.md, from the repository's folder.
   const auto install = run_tool(pip(venv, {"install", package_dir.string()}), 300s, work);
   require_success(install);
   MESSAGE("$ pip install --no-build-isolation examples/django\n" << last_line(install.out));
   {
-    const auto show = run_tool({(venv / "bin" / "pip").string(), "show", "--disable-pip-version-check", "outbox-events"}, 60s, work);
+    const auto show =
+        run_tool({(venv / "bin" / "pip").string(), "show", "--disable-pip-version-check", "outbox-events"}, 60s, work);
     INFO(show.command << "\n" << show.out << show.err);
     CHECK(show.out.find("Version: " + dispatcher_version() + "\n") != std::string::npos);
   }
@@ -161,12 +166,15 @@ TEST_CASE("Django package: pip installs it into a fresh virtualenv, and a fresh 
   // A fresh project with the app added, tested by its own manage.py.
   const fs::path project = work / "project";
   fs::create_directory(project);
-  // `python -m django` is django-admin: Debian's Django, seen through --system-site-packages, has its script outside the virtualenv.
-  require_success(run_tool({(venv / "bin" / "python").string(), "-m", "django", "startproject", "crmsite", "."}, 60s, project));
+  // `python -m django` is django-admin: Debian's Django, seen through --system-site-packages, has its script outside
+  // the virtualenv.
+  require_success(
+      run_tool({(venv / "bin" / "python").string(), "-m", "django", "startproject", "crmsite", "."}, 60s, project));
   const outbox::test::scratch_database db(false);  // empty: Django's test database gets the schema from the app
   write_file(project / "crmsite" / "settings.py", settings_addition(db.name()), std::ios::app);
   write_file(project / "crmsite" / "tests.py", project_test);
-  const auto test = run_tool({(venv / "bin" / "python").string(), "manage.py", "test", "--noinput", "-v", "2"}, 300s, project);
+  const auto test =
+      run_tool({(venv / "bin" / "python").string(), "manage.py", "test", "--noinput", "-v", "2"}, 300s, project);
   MESSAGE("$ python manage.py test --noinput -v 2\n" << test.out << test.err);
   require_success(test);
   CHECK(test.err.find("test_an_enqueued_row_reads_back (crmsite.tests.OutboxEventsPackageTest") != std::string::npos);
@@ -183,15 +191,21 @@ TEST_CASE("Django package: built from a copy of the folder without the repositor
   for (const char* name : {"pyproject.toml", "setup.py"}) fs::copy_file(package_dir / name, copy / name);
   fs::copy(package_dir / "outbox_events", copy / "outbox_events", fs::copy_options::recursive);
   const fs::path venv = work / "venv";
-  require_success(run_tool({outbox::test::python_interpreter(), "-m", "venv", "--without-pip", "--system-site-packages", venv.string()}, 120s));
+  require_success(run_tool(
+      {outbox::test::python_interpreter(), "-m", "venv", "--without-pip", "--system-site-packages", venv.string()},
+      120s));
   // Debian's pip (python3-pip), run by the virtualenv's Python: no need to install pip into it.
-  const auto wheel = run_tool({(venv / "bin" / "python").string(), "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                               "--no-index", "--no-input", "-w", (work / "dist").string(), copy.string()}, 300s, work);
+  const auto wheel =
+      run_tool({(venv / "bin" / "python").string(), "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                "--no-index", "--no-input", "-w", (work / "dist").string(), copy.string()},
+               300s, work);
   INFO(wheel.command << "\n" << wheel.out << wheel.err);
   CHECK(wheel.exit_code != 0);
-  CHECK((wheel.out + wheel.err).find("no dispatcher migrations (sql/NNNN_*.sql) in " + (work / "sql").string()) != std::string::npos);
-  const bool wheel_built = fs::exists(work / "dist") && std::any_of(fs::directory_iterator(work / "dist"), fs::directory_iterator(),
-                                                                   [](const auto& e) { return e.path().extension() == ".whl"; });
+  CHECK((wheel.out + wheel.err).find("no dispatcher migrations (sql/NNNN_*.sql) in " + (work / "sql").string()) !=
+        std::string::npos);
+  const bool wheel_built =
+      fs::exists(work / "dist") && std::any_of(fs::directory_iterator(work / "dist"), fs::directory_iterator(),
+                                               [](const auto& e) { return e.path().extension() == ".whl"; });
   CHECK(!wheel_built);
   fs::remove_all(work);
 }

@@ -23,19 +23,21 @@ TEST_CASE("fleet: a destination the dispatcher paused by itself shows in status 
   e2e_fixture fx;
   fx.server.script({response_plan::reply(401, R"({"error":"bad token"})")});  // then the fallback answers 2xx
   const auto port = outbox::test::free_local_port();
-  auto& d = fx.start_dispatcher({{"OUTBOX_SWEEP_INTERVAL_SECONDS", "1"},
-                                 {"OUTBOX_METRICS_ADDRESS", "127.0.0.1:" + std::to_string(port)}});
+  auto& d = fx.start_dispatcher(
+      {{"OUTBOX_SWEEP_INTERVAL_SECONDS", "1"}, {"OUTBOX_METRICS_ADDRESS", "127.0.0.1:" + std::to_string(port)}});
   const auto id = fx.enqueue(1301);
   REQUIRE(d.wait_for_log("destination paused after a destination-wide failure", 15s));
 
   // The row waits in the future: nothing is "due", but the lag shows it.
   json status;
-  REQUIRE(eventually([&] {
-    const auto r = fx.cli({"status", "--json"});
-    status = json::parse(r.output, nullptr, false);
-    if (status.is_discarded() || !status.contains("dispatchers") || status["dispatchers"].empty()) return false;
-    return !status["dispatchers"][0]["automatic_pauses"].empty();
-  }, 15s));
+  REQUIRE(eventually(
+      [&] {
+        const auto r = fx.cli({"status", "--json"});
+        status = json::parse(r.output, nullptr, false);
+        if (status.is_discarded() || !status.contains("dispatchers") || status["dispatchers"].empty()) return false;
+        return !status["dispatchers"][0]["automatic_pauses"].empty();
+      },
+      15s));
   const auto& me = status["dispatchers"][0];
   CHECK(me["live"] == true);
   CHECK(me["automatic_pauses"][0]["provider"] == "webhook");
@@ -50,10 +52,11 @@ TEST_CASE("fleet: a destination the dispatcher paused by itself shows in status 
 
   // Fault: every connection of the dispatcher is killed just before on-call acts;
   // the notification may be lost with the listener, the sweep still sees the request.
-  fx.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
-              "AND application_name LIKE 'outbox-dispatcher %' "
-              "AND application_name NOT LIKE 'outbox-dispatcher resume%' AND application_name NOT LIKE "
-              "'outbox-dispatcher status%'");
+  fx.db.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+      "AND application_name LIKE 'outbox-dispatcher %' "
+      "AND application_name NOT LIKE 'outbox-dispatcher resume%' AND application_name NOT LIKE "
+      "'outbox-dispatcher status%'");
 
   // The 60 s automatic pause is lifted at once by on-call.
   const auto resumed = fx.cli({"resume", "webhook", "default"});
@@ -63,10 +66,12 @@ TEST_CASE("fleet: a destination the dispatcher paused by itself shows in status 
   CHECK(d.logs().find("automatic pause lifted by on-call (retry now)") != std::string::npos);
 
   // Nothing paused any more (once the heartbeat says so): resume says so and fails.
-  REQUIRE(eventually([&] {
-    const auto s = json::parse(fx.cli({"status", "--json"}).output, nullptr, false);
-    return !s.is_discarded() && s["dispatchers"][0]["automatic_pauses"].empty();
-  }, 10s));
+  REQUIRE(eventually(
+      [&] {
+        const auto s = json::parse(fx.cli({"status", "--json"}).output, nullptr, false);
+        return !s.is_discarded() && s["dispatchers"][0]["automatic_pauses"].empty();
+      },
+      10s));
   const auto again = fx.cli({"resume", "webhook", "default"});
   CHECK(again.exit_code == 1);
   CHECK(again.output.find("webhook/default was not paused") != std::string::npos);
@@ -79,11 +84,14 @@ TEST_CASE("fleet: pause checks provider and destination names, and takes effect 
   REQUIRE(d.wait_for_log("listening for new rows", 15s));
   // Known once the dispatcher has recorded its destinations' policy (at start).
   std::string last;
-  REQUIRE_MESSAGE(eventually([&] {
-    const auto r = fx.cli({"pause", "webhook", "default"});
-    last = r.output;
-    return r.exit_code == 0;
-  }, 15s), last);
+  REQUIRE_MESSAGE(eventually(
+                      [&] {
+                        const auto r = fx.cli({"pause", "webhook", "default"});
+                        last = r.output;
+                        return r.exit_code == 0;
+                      },
+                      15s),
+                  last);
   REQUIRE(d.wait_for_log("destination paused by on-call", 5s));
 
   const auto typo = fx.cli({"pause", "webhook", "defualt"});

@@ -59,8 +59,8 @@ TEST_CASE("google_data_manager: status checks survive SIGKILLed dispatchers, exa
   e2e_fixture fx;
   fake_google google(fx.pki.trusted);
   // Requests of two rows each: PROCESSING at the first read, then final.
-  google.statuses().script_next({status_answer::processing(),
-                                 status_answer::partial_success({{"PROCESSING_ERROR_REASON_INVALID_GCLID", 1}})});
+  google.statuses().script_next(
+      {status_answer::processing(), status_answer::partial_success({{"PROCESSING_ERROR_REASON_INVALID_GCLID", 1}})});
   google.statuses().script_next({status_answer::processing(), status_answer::success()});
   for (int lead = 1; lead <= 4; ++lead) {
     fx.enqueue(lead, "Purchase",
@@ -91,24 +91,29 @@ TEST_CASE("google_data_manager: status checks survive SIGKILLed dispatchers, exa
   with_metrics["OUTBOX_METRICS_ADDRESS"] = "127.0.0.1:" + std::to_string(port);
   auto& third = fx.start_dispatcher(with_metrics, "third");
   REQUIRE_MESSAGE(
-      eventually([&] { return requests_where(fx, "status IN ('SUCCESS', 'PARTIAL_SUCCESS') AND checks = 2") == 2; }, 30s),
+      eventually([&] { return requests_where(fx, "status IN ('SUCCESS', 'PARTIAL_SUCCESS') AND checks = 2") == 2; },
+                 30s),
       fx.diagnostics());
   for (const auto& id : google.statuses().request_ids()) CHECK(google.statuses().reads(id) == 2);
   CHECK(google.statuses().total_reads() == 4);
-  CHECK(requests_where(fx, "status = 'PARTIAL_SUCCESS' AND row_count = 2 AND detail LIKE "
-                           "'%errors: 1 PROCESSING_ERROR_REASON_INVALID_GCLID%'") == 1);
+  CHECK(requests_where(fx,
+                       "status = 'PARTIAL_SUCCESS' AND row_count = 2 AND detail LIKE "
+                       "'%errors: 1 PROCESSING_ERROR_REASON_INVALID_GCLID%'") == 1);
   CHECK(requests_where(fx, "status = 'SUCCESS' AND row_count = 2 AND detail = '2 ingested'") == 1);
   CHECK(fx.count("state = 'sent' AND attempts = 1") == 4);  // the rows were never sent again
 
   // Counted once, by the process that read the final status.
-  const std::string series = R"(outbox_provider_status_rows_total{provider="google_data_manager",destination="default",)";
+  const std::string series =
+      R"(outbox_provider_status_rows_total{provider="google_data_manager",destination="default",)";
   REQUIRE(third.wait_for_log("serving /metrics", 15s));
   std::string text;
-  CHECK_MESSAGE(eventually([&] {
-                  text = outbox::test::scrape_metrics(port);
-                  return text.find(series + R"(status="SUCCESS"} 2)") != std::string::npos &&
-                         text.find(series + R"(status="PARTIAL_SUCCESS"} 2)") != std::string::npos;
-                }, 10s),
+  CHECK_MESSAGE(eventually(
+                    [&] {
+                      text = outbox::test::scrape_metrics(port);
+                      return text.find(series + R"(status="SUCCESS"} 2)") != std::string::npos &&
+                             text.find(series + R"(status="PARTIAL_SUCCESS"} 2)") != std::string::npos;
+                    },
+                    10s),
                 text);
   third.signal(SIGTERM);
   CHECK(third.wait_exit(15s) == 0);

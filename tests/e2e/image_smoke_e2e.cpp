@@ -81,8 +81,9 @@ outbox::environment every_provider(const outbox::test::e2e_fixture& fx, const ou
 
 }  // namespace
 
-TEST_CASE("image smoke: the stripped Release binary, laid out as in the image, migrates, delivers to every provider "
-          "and stops on SIGTERM with exit 0") {
+TEST_CASE(
+    "image smoke: the stripped Release binary, laid out as in the image, migrates, delivers to every provider "
+    "and stops on SIGTERM with exit 0") {
   const bool is_stripped = stripped(build_exe);
   if (image_build_required()) {
     REQUIRE_MESSAGE(is_stripped, build_exe << " is not stripped: scripts/build_image.sh did not build this directory");
@@ -101,16 +102,19 @@ TEST_CASE("image smoke: the stripped Release binary, laid out as in the image, m
   const auto root = outbox::test::make_temp_dir("outbox-image-root");
   const auto exe = install_as_the_image(root);
 
-  const auto version = outbox::test::run_child({exe.string(), "--version"}, outbox::test::child_environment({}), 10s, root);
+  const auto version =
+      outbox::test::run_child({exe.string(), "--version"}, outbox::test::child_environment({}), 10s, root);
   MESSAGE("$ dispatcher --version\n" << version.out);
   CHECK(version.exit_code == 0);
-  CHECK(std::regex_search(version.out, std::regex(R"(^dispatcher \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}|unknown)\)\n$)")));
+  CHECK(
+      std::regex_search(version.out, std::regex(R"(^dispatcher \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}|unknown)\)\n$)")));
 
   // `migrate` on an empty database, as a first deployment runs it.
   const outbox::test::scratch_database empty(false);
   auto env = fx.env;
   env["DATABASE_URL"] = empty.conninfo();
-  const auto migrate = outbox::test::run_child({exe.string(), "migrate"}, outbox::test::child_environment(env), 60s, root);
+  const auto migrate =
+      outbox::test::run_child({exe.string(), "migrate"}, outbox::test::child_environment(env), 60s, root);
   MESSAGE("$ dispatcher migrate\n" << migrate.out << migrate.err);
   REQUIRE(migrate.exit_code == 0);
   REQUIRE(empty.scalar("SELECT count(*) FROM pg_tables WHERE tablename = 'event_delivery'") == 1);

@@ -127,9 +127,8 @@ TEST_CASE("import-ledgers CLI: an account staying on the Google Ads API maps Goo
 TEST_CASE("import-ledgers CLI: custom mapping and destination") {
   scratch_database db;
   seed(db);
-  const auto r = run_cli({"import-ledgers", "--ledger", "tiktok_events_sent=webhook", "--destination", "crm_hook",
-                          "--json"},
-                         env_for(db));
+  const auto r = run_cli(
+      {"import-ledgers", "--ledger", "tiktok_events_sent=webhook", "--destination", "crm_hook", "--json"}, env_for(db));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const auto doc = nlohmann::json::parse(r.output, nullptr, false);

@@ -4,8 +4,8 @@
 #include <doctest/doctest.h>
 
 #include "tests/support/dispatcher_process.hpp"
-#include "tests/support/metrics_probe.hpp"
 #include "tests/support/engine_harness.hpp"
+#include "tests/support/metrics_probe.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace metrics_labels_e2e {

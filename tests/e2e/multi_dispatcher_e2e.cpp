@@ -64,7 +64,8 @@ TEST_CASE("three dispatchers while the CRM inserts 3,000 rows: every key deliver
   for (int i = 1; i <= 3; ++i) {
     // Small claims so the three really interleave.
     // 2 s to connect: three dispatchers' TLS handshakes on 2 busy cores (sanitizer builds) can pass 1 s.
-    environment extra{{"OUTBOX_CLAIM_BATCH", "20"}, {"OUTBOX_INSTANCE_NAME", "e2e-" + std::to_string(i)},
+    environment extra{{"OUTBOX_CLAIM_BATCH", "20"},
+                      {"OUTBOX_INSTANCE_NAME", "e2e-" + std::to_string(i)},
                       {"OUTBOX_CONNECT_TIMEOUT_MS", "2000"}};
     dispatchers.push_back(&fx.start_dispatcher(extra, "dispatcher-" + std::to_string(i)));
   }
@@ -166,7 +167,8 @@ TEST_CASE("SIGKILL with requests in flight: a second dispatcher resends after th
   REQUIRE(first.wait_exit(5s) == 128 + SIGKILL);
   const std::size_t before_kill = fx.server.request_count();
   CHECK(before_kill == concurrency);
-  const double lease_left = db_seconds(fx, "SELECT extract(epoch FROM min(lease_expires_at) - clock_timestamp()) FROM event_delivery");
+  const double lease_left =
+      db_seconds(fx, "SELECT extract(epoch FROM min(lease_expires_at) - clock_timestamp()) FROM event_delivery");
   CHECK(lease_left > 0);
   CHECK(fx.count("state = 'sending'") == static_cast<long long>(rows));  // nobody gave them back
 
@@ -174,8 +176,8 @@ TEST_CASE("SIGKILL with requests in flight: a second dispatcher resends after th
   REQUIRE(eventually([&] { return fx.count("state = 'sent'") == static_cast<long long>(rows); },
                      std::chrono::seconds(lease_seconds + 15)));
   const double recovery = db_seconds(fx, "SELECT extract(epoch FROM max(sent_at)) FROM event_delivery") - kill_epoch;
-  MESSAGE("recovery after SIGKILL with " << rows << " rows in flight (lease " << lease_seconds
-                                         << " s): " << recovery << " s from kill to last row sent");
+  MESSAGE("recovery after SIGKILL with " << rows << " rows in flight (lease " << lease_seconds << " s): " << recovery
+                                         << " s from kill to last row sent");
   CHECK(recovery < lease_seconds + 3.0);  // within one lease plus wake-up and delivery
 
   second.signal(SIGTERM);

@@ -84,8 +84,8 @@ TEST_CASE("SIGTERM while the server hangs past the grace period: exit 0 after th
   REQUIRE(status.has_value());
   CHECK(*status == 0);
   const double took = seconds_between(term, *d.exited_at());
-  MESSAGE("SIGTERM with " << hung << " hung requests and " << rows - hung
-                          << " rows waiting (grace 2 s): exited after " << took << " s");
+  MESSAGE("SIGTERM with " << hung << " hung requests and " << rows - hung << " rows waiting (grace 2 s): exited after "
+                          << took << " s");
   CHECK(took >= 1.9);  // it gave the requests their grace period
   CHECK(took < 2.0 + 2.0);
   CHECK(fx.server.request_count() == hung);  // the waiting rows were not sent during the grace period
@@ -93,8 +93,9 @@ TEST_CASE("SIGTERM while the server hangs past the grace period: exit 0 after th
   // Given back at once, not left to a lease that would run for 29 s.
   CHECK(fx.count("state = 'sending'") == 0);
   // (A settled row keeps the token of the attempt it recorded; only the expiry says "leased".)
-  CHECK(fx.count("state = 'pending' AND lease_expires_at IS NULL AND lease_owner IS NULL AND next_attempt_at <= now()") ==
-        static_cast<long long>(rows));
+  CHECK(
+      fx.count("state = 'pending' AND lease_expires_at IS NULL AND lease_owner IS NULL AND next_attempt_at <= now()") ==
+      static_cast<long long>(rows));
   CHECK(fx.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'abandoned'") ==
         static_cast<long long>(hung));
   // Rows that never started go back without an attempts-log row: nothing was attempted.
@@ -109,8 +110,9 @@ TEST_CASE("SIGTERM while the server hangs past the grace period: exit 0 after th
   REQUIRE(requests.size() == hung + rows);
   for (std::size_t i = 0; i < hung; ++i) {
     const auto& first = requests[i];
-    const auto again = std::find_if(requests.begin() + static_cast<long>(hung), requests.end(),
-                                    [&](const auto& r) { return r.header("webhook-id") == first.header("webhook-id"); });
+    const auto again = std::find_if(requests.begin() + static_cast<long>(hung), requests.end(), [&](const auto& r) {
+      return r.header("webhook-id") == first.header("webhook-id");
+    });
     REQUIRE(again != requests.end());
     CHECK(again->body == first.body);
   }

@@ -87,11 +87,11 @@ TEST_CASE("dispatcher sweep: dry run, filters, reset of expired leases only, att
   e2e_fixture fx;
   const environment max3{{"OUTBOX_MAX_ATTEMPTS", "3"}};
 
-  const long long old_webhook = fx.enqueue(1);        // expired an hour ago
-  const long long recent_webhook = fx.enqueue(2);     // expired 10 s ago
+  const long long old_webhook = fx.enqueue(1);                                  // expired an hour ago
+  const long long recent_webhook = fx.enqueue(2);                               // expired 10 s ago
   const long long old_meta = fx.enqueue(3, "Lead", R"({"value": 1})", "meta");  // another provider
-  const long long live = fx.enqueue(4);               // lease valid for another hour
-  const long long exhausted = fx.enqueue(5);          // expired 30 min ago, no attempts left
+  const long long live = fx.enqueue(4);                                         // lease valid for another hour
+  const long long exhausted = fx.enqueue(5);                                    // expired 30 min ago, no attempts left
   const long long pending = fx.enqueue(6);
   const long long sent = fx.enqueue(7);
   lease_row(fx, old_webhook, "host-a:11:aaaa", -3600, 1);
@@ -143,8 +143,8 @@ TEST_CASE("dispatcher sweep: dry run, filters, reset of expired leases only, att
   }
 
   SUBCASE("a real run resets exactly the expired leases, logs each, and leaves the live lease alone") {
-    const std::string untouched_before = snapshot(fx, "id IN (" + std::to_string(live) + ", " +
-                                                          std::to_string(pending) + ", " + std::to_string(sent) + ")");
+    const std::string untouched_before = snapshot(
+        fx, "id IN (" + std::to_string(live) + ", " + std::to_string(pending) + ", " + std::to_string(sent) + ")");
     // Filtered first: only old webhook rows.
     const auto filtered = fx.cli({"sweep", "--provider", "webhook", "--older-than", "5m", "--json"}, max3);
     CHECK(filtered.exit_code == 0);
@@ -155,8 +155,8 @@ TEST_CASE("dispatcher sweep: dry run, filters, reset of expired leases only, att
     CHECK(fx.count("state = 'dead' AND lease_token IS NULL AND attempts = 3 AND last_error LIKE "
                    "'%no attempts are left%' AND id = " +
                    std::to_string(exhausted)) == 1);
-    CHECK(fx.count("state = 'sending' AND id IN (" + std::to_string(recent_webhook) + ", " +
-                   std::to_string(old_meta) + ")") == 2);
+    CHECK(fx.count("state = 'sending' AND id IN (" + std::to_string(recent_webhook) + ", " + std::to_string(old_meta) +
+                   ")") == 2);
 
     // Then everything else that expired.
     const auto plain = fx.cli({"sweep"}, max3);
@@ -169,8 +169,8 @@ TEST_CASE("dispatcher sweep: dry run, filters, reset of expired leases only, att
     CHECK(fx.count("attempts = 2 AND id = " + std::to_string(recent_webhook)) == 1);
 
     // The live lease, the pending row and the sent row are exactly as they were.
-    CHECK(snapshot(fx, "id IN (" + std::to_string(live) + ", " + std::to_string(pending) + ", " +
-                           std::to_string(sent) + ")") == untouched_before);
+    CHECK(snapshot(fx, "id IN (" + std::to_string(live) + ", " + std::to_string(pending) + ", " + std::to_string(sent) +
+                           ")") == untouched_before);
 
     // One 'lease_expired' entry per reset row, naming the owner that lost it.
     const auto log = fx.db.query(
@@ -194,11 +194,11 @@ TEST_CASE("dispatcher sweep: dry run, filters, reset of expired leases only, att
   }
 
   SUBCASE("a bad --older-than or option is a usage error (exit 2) and changes nothing") {
-    for (const auto& args : {std::vector<std::string>{"sweep", "--older-than", "banana"},
-                                                std::vector<std::string>{"sweep", "--older-than", "5x"},
-                                                std::vector<std::string>{"sweep", "--older-than", "-5m"},
-                                                std::vector<std::string>{"sweep", "--older-than"},
-                                                std::vector<std::string>{"sweep", "--no-such-flag"}}) {
+    for (const auto& args :
+         {std::vector<std::string>{"sweep", "--older-than", "banana"},
+          std::vector<std::string>{"sweep", "--older-than", "5x"},
+          std::vector<std::string>{"sweep", "--older-than", "-5m"}, std::vector<std::string>{"sweep", "--older-than"},
+          std::vector<std::string>{"sweep", "--no-such-flag"}}) {
       const auto r = fx.cli(args, max3);
       INFO(args.back() << ": " << r.output);
       CHECK(r.exit_code == 2);

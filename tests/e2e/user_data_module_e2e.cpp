@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "providers/crypto.hpp"
-#include "tests/support/dispatcher_process.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/external_tool.hpp"
 #include "tests/support/fake_meta.hpp"
@@ -41,9 +41,7 @@ std::string needed_libraries(const std::filesystem::path& file) {
   return needed;
 }
 
-std::string mapped_files(pid_t pid) {
-  return outbox::test::read_whole_file("/proc/" + std::to_string(pid) + "/maps");
-}
+std::string mapped_files(pid_t pid) { return outbox::test::read_whole_file("/proc/" + std::to_string(pid) + "/maps"); }
 
 // A lead as the CRM stores it: an event a minute old plus `fields`.
 std::string lead(json fields) {
@@ -103,7 +101,8 @@ TEST_CASE("a webhook-only dispatcher never loads the user data module; with Meta
   CHECK(user["ph"] == json::array({sha256_hex("905321234567")}));
 }
 
-TEST_CASE("without its user data module, a dispatcher with a Meta destination exits 1 naming the file; webhooks need none") {
+TEST_CASE(
+    "without its user data module, a dispatcher with a Meta destination exits 1 naming the file; webhooks need none") {
   e2e_fixture fx;
   const auto dir = outbox::test::make_temp_dir("outbox-no-module");
   const auto lone = dir / "dispatcher";

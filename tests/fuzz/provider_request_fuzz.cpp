@@ -90,8 +90,8 @@ std::vector<fuzzed_provider> make_providers() {
   all.push_back({std::make_unique<webhook_provider>(
                      webhook_destination{"https://example.com/hook", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", {}}),
                  "Lead"});
-  all.push_back({std::make_unique<webhook_provider>(webhook_destination{"http://hooks.internal/x", "", {}}),
-                 "order.paid"});
+  all.push_back(
+      {std::make_unique<webhook_provider>(webhook_destination{"http://hooks.internal/x", "", {}}), "order.paid"});
   return all;
 }
 
@@ -130,8 +130,7 @@ void build(const provider& p, std::span<const outbound_event> events) {
   }
 }
 
-void exercise(const provider& p, const std::string& event_name, const nlohmann::json& payload,
-              std::string_view text) {
+void exercise(const provider& p, const std::string& event_name, const nlohmann::json& payload, std::string_view text) {
   const auto first = make_event(payload, text, "7b0c1d2e-key-1", event_name);
   // validate() exceptions are not caught: a provider reports a bad event as a value, never by throwing.
   if (p.validate(first, now)) return;  // the row goes dead with that text; no request

@@ -155,14 +155,13 @@ TEST_CASE("canonical event: event_time forms") {
   CHECK(error_of(json{{"event_time", nullptr}}) == "event_time: missing");
   CHECK(error_of(json{{"event_time", "yesterday"}}) ==
         "event_time: not a unix timestamp or RFC 3339 time, got 'yesterday'");
-  CHECK(error_of(json{{"event_time", "2026-02-30T00:00:00Z"}}).starts_with(
-      "event_time: not a unix timestamp or RFC 3339 time"));
-  CHECK(error_of(json{{"event_time", "2026-01-01T00:00:00"}}).starts_with(
-      "event_time: not a unix timestamp or RFC 3339 time"));  // no offset
+  CHECK(error_of(json{{"event_time", "2026-02-30T00:00:00Z"}})
+            .starts_with("event_time: not a unix timestamp or RFC 3339 time"));
+  CHECK(error_of(json{{"event_time", "2026-01-01T00:00:00"}})
+            .starts_with("event_time: not a unix timestamp or RFC 3339 time"));  // no offset
   CHECK(error_of(json{{"event_time", -5}}).starts_with("event_time: not a unix timestamp"));
   CHECK(error_of(json{{"event_time", 0}}).starts_with("event_time: not a unix timestamp"));
-  CHECK(error_of(json{{"event_time", true}}) ==
-        "event_time: not a unix timestamp or RFC 3339 time, got a boolean");
+  CHECK(error_of(json{{"event_time", true}}) == "event_time: not a unix timestamp or RFC 3339 time, got a boolean");
   CHECK(error_of(json{{"event_time", 1700000000000LL}}) ==
         "event_time: 1700000000000 looks like milliseconds; send unix seconds");
 }
@@ -261,9 +260,8 @@ TEST_CASE("merge_extra: a JSON merge patch") {
   json event{{"event_id", "k"}, {"custom_data", {{"value", 1}, {"currency", "EUR"}}}, {"opt_out", false}};
   const json extra{{"custom_data", {{"contents", {{{"id", "sku"}}}}, {"currency", nullptr}}}, {"opt_out", true}};
   merge_extra(event, &extra);
-  CHECK(event == json{{"event_id", "k"},
-                      {"custom_data", {{"value", 1}, {"contents", {{{"id", "sku"}}}}}},
-                      {"opt_out", true}});
+  CHECK(event ==
+        json{{"event_id", "k"}, {"custom_data", {{"value", 1}, {"contents", {{{"id", "sku"}}}}}}, {"opt_out", true}});
   merge_extra(event, nullptr);
   CHECK(event["opt_out"] == true);
 }

@@ -27,7 +27,9 @@ namespace {
 const system_clock::time_point now = system_clock::time_point{} + std::chrono::seconds{1767229200};
 constexpr std::int64_t an_hour_ago = 1767225600;
 
-outbound_event event(json payload, std::string key = "doc-1") { return outbox::test::test_event(std::move(payload), std::move(key)); }
+outbound_event event(json payload, std::string key = "doc-1") {
+  return outbox::test::test_event(std::move(payload), std::move(key));
+}
 
 json meta_user_data(const json& payload) {
   meta_destination d;
@@ -40,10 +42,12 @@ json meta_user_data(const json& payload) {
 }
 
 json data_manager_event_of(const json& payload) {
-  const google_data_manager_provider p{make_google_data_manager_destination(
-      {{"account_id", "123-456-7890"}, {"conversion_action_id", "987654"}, {"client_id", "c"},
-       {"client_secret", "s"}, {"refresh_token", "r"}},
-      {})};
+  const google_data_manager_provider p{make_google_data_manager_destination({{"account_id", "123-456-7890"},
+                                                                             {"conversion_action_id", "987654"},
+                                                                             {"client_id", "c"},
+                                                                             {"client_secret", "s"},
+                                                                             {"refresh_token", "r"}},
+                                                                            {})};
   const auto e = event(payload);
   REQUIRE_FALSE(p.validate(e, now).has_value());
   return json::parse(p.build_request(std::span{&e, 1}, now).body)["events"][0];
@@ -83,8 +87,8 @@ TEST_CASE("Meta: a CRM's lead with lists, Unicode names and region names, as a C
                                     {"last_name", "ĐẶNG"},
                                     {"city", "Hồ Chí Minh"},
                                     {"date_of_birth", "19900131"}});
-  CHECK(user["em"] == json::array({sha256_hex("nguyen.van@example.vn")}));   // one email after normalization
-  CHECK(user["ph"] == json::array({sha256_hex("84901234567")}));              // one phone: national and E.164 agree
+  CHECK(user["em"] == json::array({sha256_hex("nguyen.van@example.vn")}));  // one email after normalization
+  CHECK(user["ph"] == json::array({sha256_hex("84901234567")}));            // one phone: national and E.164 agree
   CHECK(user["fn"] == json::array({sha256_hex("nguyễn")}));
   CHECK(user["ln"] == json::array({sha256_hex("đặng")}));
   CHECK(user["ct"] == json::array({sha256_hex("hồchíminh")}));
@@ -92,29 +96,30 @@ TEST_CASE("Meta: a CRM's lead with lists, Unicode names and region names, as a C
   CHECK(user["country"] == json::array({sha256_hex("vn")}));
   CHECK(meta_user_data({{"event_time", an_hour_ago}, {"last_name", "ΣΟΦΙΑΣ"}})["ln"] ==
         json::array({sha256_hex("σοφιας")}));  // final sigma, as JavaScript's toLowerCase
-  CHECK(meta_user_data({{"event_time", an_hour_ago}, {"country", "UK"}})["country"] ==
-        json::array({sha256_hex("gb")}));
+  CHECK(meta_user_data({{"event_time", an_hour_ago}, {"country", "UK"}})["country"] == json::array({sha256_hex("gb")}));
   CHECK(meta_user_data({{"event_time", an_hour_ago}, {"country", "us"}, {"state", "California"}})["st"] ==
         json::array({sha256_hex("ca")}));
 }
 
 TEST_CASE("Google Data Manager formatting guide: the documented examples") {
-  const auto e = data_manager_event_of({{"event_time", an_hour_ago},
-                                        {"email", {"DanaM@example.com", "cloudy.sanfrancisco+shopping@gmail.com",
-                                                   " dana @example.com"}},
-                                        {"phone", "+1-800-555-0100"},
-                                        {"first_name", "Dana"},
-                                        {"last_name", "Müller"},
-                                        {"country", "United States"},
-                                        {"zip", "94043"}});
-  const json expected = json::array({
-      {{"emailAddress", "1df6b43bc68dd38eca94e6a65b4f466ae537b796c81a526918b40ac4a7b906c7"}},  // danam@example.com
-      {{"emailAddress", "223ebda6f6889b1494551ba902d9d381daf2f642bae055888e96343d53e9f9c4"}},  // gmail rules
-      {{"emailAddress", "07e2f1394b0ea80e2adca010ea8318df697001a005ba7452720edda4b0ce57b3"}},  // inner blank removed
-      {{"phoneNumber", "fb4f73a6ec5fdb7077d564cdd22c3554b43ce49168550c3b12c547b78c517b30"}},   // +18005550100
-      {{"address",
-        {{"givenName", sha256_hex("dana")}, {"familyName", sha256_hex("müller")}, {"regionCode", "US"},
-         {"postalCode", "94043"}}}}});
+  const auto e = data_manager_event_of(
+      {{"event_time", an_hour_ago},
+       {"email", {"DanaM@example.com", "cloudy.sanfrancisco+shopping@gmail.com", " dana @example.com"}},
+       {"phone", "+1-800-555-0100"},
+       {"first_name", "Dana"},
+       {"last_name", "Müller"},
+       {"country", "United States"},
+       {"zip", "94043"}});
+  const json expected = json::array(
+      {{{"emailAddress", "1df6b43bc68dd38eca94e6a65b4f466ae537b796c81a526918b40ac4a7b906c7"}},  // danam@example.com
+       {{"emailAddress", "223ebda6f6889b1494551ba902d9d381daf2f642bae055888e96343d53e9f9c4"}},  // gmail rules
+       {{"emailAddress", "07e2f1394b0ea80e2adca010ea8318df697001a005ba7452720edda4b0ce57b3"}},  // inner blank removed
+       {{"phoneNumber", "fb4f73a6ec5fdb7077d564cdd22c3554b43ce49168550c3b12c547b78c517b30"}},   // +18005550100
+       {{"address",
+         {{"givenName", sha256_hex("dana")},
+          {"familyName", sha256_hex("müller")},
+          {"regionCode", "US"},
+          {"postalCode", "94043"}}}}});
   CHECK(e["userData"]["userIdentifiers"] == expected);
 }
 

@@ -35,9 +35,10 @@ TEST_CASE("json text: strings are escaped as json::dump escapes them") {
 }
 
 TEST_CASE("json text: bytes that are not UTF-8 become U+FFFD, as json::dump's replace handler writes them") {
-  for (const std::string& text : {std::string{"Latin-1 caf\xE9"}, std::string{"cut \xE2\x82"},
-                                 std::string{"overlong \xC0\xAF"}, std::string{"lone \x80 byte"},
-                                 std::string{"surrogate \xED\xA0\x80"}, std::string{"above U+10FFFF \xF4\x90\x80\x80"}}) {
+  for (const std::string& text :
+       {std::string{"Latin-1 caf\xE9"}, std::string{"cut \xE2\x82"}, std::string{"overlong \xC0\xAF"},
+        std::string{"lone \x80 byte"}, std::string{"surrogate \xED\xA0\x80"},
+        std::string{"above U+10FFFF \xF4\x90\x80\x80"}}) {
     CAPTURE(text);
     const std::string written = as_json_string(text);
     const json back = json::parse(written);  // still valid JSON

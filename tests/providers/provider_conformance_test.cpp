@@ -72,11 +72,13 @@ std::vector<std::string> ids_at(const http_request& r, const char* list, const c
 
 std::string meta_error(int status) {
   const int code = status == 401 ? 190 : status == 403 ? 10 : status == 429 ? 4 : 2;
-  return json{{"error", {{"message", "error"}, {"type", "OAuthException"}, {"code", code}, {"fbtrace_id", "T"}}}}.dump();
+  return json{{"error", {{"message", "error"}, {"type", "OAuthException"}, {"code", code}, {"fbtrace_id", "T"}}}}
+      .dump();
 }
 
 std::string tiktok_body(long long code) {
-  return json{{"code", code}, {"message", code == 0 ? "OK" : "error"}, {"request_id", "req-1"}, {"data", json::object()}}
+  return json{
+      {"code", code}, {"message", code == 0 ? "OK" : "error"}, {"request_id", "req-1"}, {"data", json::object()}}
       .dump();
 }
 
@@ -85,7 +87,7 @@ std::string tiktok_error(int status) {
 }
 
 std::string google_error(int status) {
-  const char* name = status == 401 ? "UNAUTHENTICATED"
+  const char* name = status == 401   ? "UNAUTHENTICATED"
                      : status == 403 ? "PERMISSION_DENIED"
                      : status == 429 ? "RESOURCE_EXHAUSTED"
                                      : "UNAVAILABLE";
@@ -102,30 +104,48 @@ provider_case meta_case() {
   meta_destination d;
   d.pixel_id = "1234567890";
   d.access_token = "EAAB-test-token";
-  return {"meta", std::make_shared<meta_provider>(d), json{{"event_time", an_hour_ago}, {"email", "a@b.c"}},
-          std::pair{json{{"email", "a@b.c"}}, std::string{"event_time: missing"}}, true,
+  return {"meta",
+          std::make_shared<meta_provider>(d),
+          json{{"event_time", an_hour_ago}, {"email", "a@b.c"}},
+          std::pair{json{{"email", "a@b.c"}}, std::string{"event_time: missing"}},
+          true,
           [](const http_request& r) { return ids_at(r, "data", "event_id"); },
-          [](std::size_t n) { return json{{"events_received", n}, {"fbtrace_id", "T"}}.dump(); }, meta_error,
-          days{7}, minutes{10}};
+          [](std::size_t n) {
+            return json{{"events_received", n}, {"fbtrace_id", "T"}}.dump();
+          },
+          meta_error,
+          days{7},
+          minutes{10}};
 }
 
 provider_case tiktok_case() {
   tiktok_destination d;
   d.access_token = "tt-test-token";
   d.event_source_id = "CRM123EVENTSET";
-  return {"tiktok", std::make_shared<tiktok_provider>(d), json{{"event_time", an_hour_ago}, {"email", "a@b.c"}},
-          std::pair{json{{"email", "a@b.c"}}, std::string{"event_time: missing"}}, true,
+  return {"tiktok",
+          std::make_shared<tiktok_provider>(d),
+          json{{"event_time", an_hour_ago}, {"email", "a@b.c"}},
+          std::pair{json{{"email", "a@b.c"}}, std::string{"event_time: missing"}},
+          true,
           [](const http_request& r) { return ids_at(r, "data", "event_id"); },
-          [](std::size_t) { return tiktok_body(0); }, tiktok_error, days{28}, minutes{5}};
+          [](std::size_t) { return tiktok_body(0); },
+          tiktok_error,
+          days{28},
+          minutes{5}};
 }
 
 provider_case google_ads_case() {
   return {"google_ads",
           std::make_shared<google_ads_provider>(make_google_ads_destination(good_google_settings("customer_id"), {})),
           json{{"event_time", an_hour_ago}, {"gclid", "Cj0KCQjw-abc_123"}},
-          std::pair{json{{"event_time", an_hour_ago}}, std::string{"gclid:"}}, true,
-          [](const http_request& r) { return ids_at(r, "conversions", "orderId"); }, google_ads_success,
-          google_error, std::nullopt, std::nullopt, "gclid"};
+          std::pair{json{{"event_time", an_hour_ago}}, std::string{"gclid:"}},
+          true,
+          [](const http_request& r) { return ids_at(r, "conversions", "orderId"); },
+          google_ads_success,
+          google_error,
+          std::nullopt,
+          std::nullopt,
+          "gclid"};
 }
 
 provider_case google_data_manager_case() {
@@ -133,10 +153,14 @@ provider_case google_data_manager_case() {
           std::make_shared<google_data_manager_provider>(
               make_google_data_manager_destination(good_google_settings("account_id"), {})),
           json{{"event_time", an_hour_ago}, {"gclid", "Cj0KCQjw-abc_123"}},
-          std::pair{json{{"event_time", an_hour_ago}}, std::string{"gclid:"}}, true,
+          std::pair{json{{"event_time", an_hour_ago}}, std::string{"gclid:"}},
+          true,
           [](const http_request& r) { return ids_at(r, "events", "transactionId"); },
-          [](std::size_t) { return std::string{R"({"requestId":"r-1"})"}; }, google_error, std::nullopt,
-          std::nullopt, "gclid"};
+          [](std::size_t) { return std::string{R"({"requestId":"r-1"})"}; },
+          google_error,
+          std::nullopt,
+          std::nullopt,
+          "gclid"};
 }
 
 provider_case webhook_case() {
@@ -297,9 +321,7 @@ TEST_CASE("conformance: each answer gives one outcome per event, classified the 
 
 TEST_CASE("conformance: the time window is checked before sending, in both directions") {
   for_each_provider([](const provider_case& c) {
-    const auto at = [&](std::int64_t t) {
-      return problem(c, with(c.minimal, {{"event_time", t}}));
-    };
+    const auto at = [&](std::int64_t t) { return problem(c, with(c.minimal, {{"event_time", t}})); };
     if (c.oldest) {
       const auto oldest_s = std::chrono::seconds{*c.oldest}.count();
       CHECK_FALSE(at(now_s - oldest_s).has_value());

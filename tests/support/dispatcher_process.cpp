@@ -23,7 +23,8 @@ namespace {
 std::size_t occurrences(std::string_view haystack, std::string_view needle) {
   if (needle.empty()) return 0;
   std::size_t n = 0;
-  for (auto at = haystack.find(needle); at != std::string_view::npos; at = haystack.find(needle, at + needle.size())) ++n;
+  for (auto at = haystack.find(needle); at != std::string_view::npos; at = haystack.find(needle, at + needle.size()))
+    ++n;
   return n;
 }
 

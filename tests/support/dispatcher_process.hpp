@@ -62,7 +62,8 @@ class dispatcher_process {
   // How many times `text` occurs in logs().
   [[nodiscard]] std::size_t count_in_logs(std::string_view text) const;
   // Waits (polling the log file) until `text` occurs at least `times` times.
-  [[nodiscard]] bool wait_for_log(std::string_view text, std::chrono::milliseconds timeout, std::size_t times = 1) const;
+  [[nodiscard]] bool wait_for_log(std::string_view text, std::chrono::milliseconds timeout,
+                                  std::size_t times = 1) const;
 
  private:
   void reap(int wait_status);

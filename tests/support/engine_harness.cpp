@@ -48,8 +48,7 @@ test_server_options tls_options(const test_pki& pki) {
 
 }  // namespace
 
-engine_harness::engine_harness(std::function<void(environment&)> tweak)
-    : server(tls_options(pki)) {
+engine_harness::engine_harness(std::function<void(environment&)> tweak) : server(tls_options(pki)) {
   auto env = base_environment(db, server, pki.trusted);
   if (tweak) tweak(env);
   // load_config rejects variables it does not know; keep only ours.
@@ -92,9 +91,9 @@ std::string engine_harness::state_of(std::int64_t id) const {
 
 std::string engine_harness::column_of(std::int64_t id, const std::string& column) const {
   // `column` is a name the test wrote, never input.
-  return std::string(db.query("SELECT coalesce(" + column + "::text, '') FROM event_delivery WHERE id = $1",
-                              {std::to_string(id)})
-                         .text(0, 0));
+  return std::string(
+      db.query("SELECT coalesce(" + column + "::text, '') FROM event_delivery WHERE id = $1", {std::to_string(id)})
+          .text(0, 0));
 }
 
 long long engine_harness::attempts_of(std::int64_t id) const {
@@ -119,8 +118,6 @@ bool engine_harness::claims_skipped_paused_since(std::size_t count_before) const
   return eventually([&] { return skipped_claims() >= count_before + 2; }, std::chrono::seconds(10));
 }
 
-std::uint64_t engine_harness::claim_statements() const {
-  return engine_->metrics_snapshot().claim_seconds.count();
-}
+std::uint64_t engine_harness::claim_statements() const { return engine_->metrics_snapshot().claim_seconds.count(); }
 
 }  // namespace outbox::test

@@ -50,12 +50,11 @@ std::map<std::string, std::string> form_fields(std::string_view body) {
 
 response_plan json_reply(int status, const json& body) { return response_plan::reply(status, body.dump()); }
 
-response_plan rpc_error(int status, std::string_view code_name, std::string_view message, json details = json::array()) {
-  return json_reply(status, json{{"error",
-                                  {{"code", status},
-                                   {"message", message},
-                                   {"status", code_name},
-                                   {"details", std::move(details)}}}});
+response_plan rpc_error(int status, std::string_view code_name, std::string_view message,
+                        json details = json::array()) {
+  return json_reply(
+      status, json{{"error",
+                    {{"code", status}, {"message", message}, {"status", code_name}, {"details", std::move(details)}}}});
 }
 
 response_plan unauthenticated() {
@@ -108,7 +107,7 @@ struct fake_google::state {
   int unauthorized = 0;
   // Ads
   std::map<std::string, std::pair<std::string, std::string>> gclid_failures;  // gclid -> (code, message)
-  std::set<std::pair<std::string, std::string>> used_order_ids;              // (conversionAction, orderId)
+  std::set<std::pair<std::string, std::string>> used_order_ids;               // (conversionAction, orderId)
   bool ads_not_allowlisted = false;
   std::vector<json> uploaded;
   // Data Manager
@@ -187,17 +186,18 @@ response_plan fake_google::state::ads(const recorded_request& req, const std::sm
     return rpc_error(
         403, "PERMISSION_DENIED", "The caller does not have permission",
         json::array({{{"@type", failure_type},
-                      {"errors",
-                       json::array({{{"errorCode", {{"notAllowlistedError", "CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE"}}},
-                                     {"message", "The customer is not allowlisted for this feature."}}})},
+                      {"errors", json::array({{{"errorCode",
+                                                {{"notAllowlistedError", "CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE"}}},
+                                               {"message", "The customer is not allowlisted for this feature."}}})},
                       {"requestId", "fake-ads-request"}}}));
   }
   const json body = json::parse(req.body, nullptr, false);
   const auto bad_request = [&](std::string_view error_kind, std::string_view code, std::string_view message) {
-    return rpc_error(400, "INVALID_ARGUMENT", "Request contains an invalid argument.",
-                     json::array({{{"@type", failure_type},
-                                   {"errors", json::array({{{"errorCode", {{error_kind, code}}}, {"message", message}}})},
-                                   {"requestId", "fake-ads-request"}}}));
+    return rpc_error(
+        400, "INVALID_ARGUMENT", "Request contains an invalid argument.",
+        json::array({{{"@type", failure_type},
+                      {"errors", json::array({{{"errorCode", {{error_kind, code}}}, {"message", message}}})},
+                      {"requestId", "fake-ads-request"}}}));
   };
   if (!body.is_object() || !body.contains("conversions") || !body["conversions"].is_array()) {
     return bad_request("requestError", "INVALID_INPUT", "The request body is not an UploadClickConversionsRequest.");
@@ -224,10 +224,11 @@ response_plan fake_google::state::ads(const recorded_request& req, const std::sm
     const std::string action = c.value("conversionAction", "");
     const std::string order_id = c.value("orderId", "");
     const bool has_click = c.contains("gclid") || c.contains("gbraid") || c.contains("wbraid");
-    const bool has_user = c.contains("userIdentifiers") && c["userIdentifiers"].is_array() &&
-                          !c["userIdentifiers"].empty();
+    const bool has_user =
+        c.contains("userIdentifiers") && c["userIdentifiers"].is_array() && !c["userIdentifiers"].empty();
     if (!std::regex_match(action, std::regex(R"(^customers/\d+/conversionActions/\d+$)"))) {
-      error = {{"NO_CONVERSION_ACTION_FOUND", "The conversion action specified in the upload request cannot be found."}};
+      error = {
+          {"NO_CONVERSION_ACTION_FOUND", "The conversion action specified in the upload request cannot be found."}};
     } else if (!std::regex_match(c.value("conversionDateTime", ""), ads_date_time())) {
       kind = "dateError";
       error = {{"INVALID_FIELD_VALUES_IN_DATE_TIME", "The field values in the date time are invalid."}};
@@ -253,10 +254,11 @@ response_plan fake_google::state::ads(const recorded_request& req, const std::sm
     }
     if (error) {
       results.push_back(json::object());
-      errors.push_back({{"errorCode", {{kind, error->first}}},
-                        {"message", error->second.empty() ? error->first : error->second},
-                        {"trigger", {{"stringValue", gclid}}},
-                        {"location", {{"fieldPathElements", json::array({{{"fieldName", "conversions"}, {"index", i}}})}}}});
+      errors.push_back(
+          {{"errorCode", {{kind, error->first}}},
+           {"message", error->second.empty() ? error->first : error->second},
+           {"trigger", {{"stringValue", gclid}}},
+           {"location", {{"fieldPathElements", json::array({{{"fieldName", "conversions"}, {"index", i}}})}}}});
       continue;
     }
     json result{{"conversionAction", action}, {"conversionDateTime", c["conversionDateTime"]}};
@@ -292,10 +294,9 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
                                  {"domain", "datamanager.googleapis.com"},
                                  {"metadata", json::object()}}});
     if (!field.empty()) {
-      details.push_back({{"@type", "type.googleapis.com/google.rpc.BadRequest"},
-                         {"fieldViolations", json::array({{{"field", field},
-                                                           {"description", description},
-                                                           {"reason", reason}}})}});
+      details.push_back(
+          {{"@type", "type.googleapis.com/google.rpc.BadRequest"},
+           {"fieldViolations", json::array({{{"field", field}, {"description", description}, {"reason", reason}}})}});
     }
     return rpc_error(400, "INVALID_ARGUMENT", description, std::move(details));
   };
@@ -314,8 +315,7 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
                      "This Destination is not valid.");
     }
     if (!std::regex_match(d.value("productDestinationId", ""), std::regex(R"(^\d+$)"))) {
-      return invalid("INVALID_CONVERSION_ACTION_ID",
-                     "destinations[" + std::to_string(i) + "].product_destination_id",
+      return invalid("INVALID_CONVERSION_ACTION_ID", "destinations[" + std::to_string(i) + "].product_destination_id",
                      "Conversion action ID is not valid.");
     }
   }
@@ -345,7 +345,8 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
       const json& id = users[u];
       if (id.contains("address")) {  // AddressInfo: hashed names, plain regionCode
         const json& a = id["address"];
-        if (!is_sha256_hex_any_case(a.value("givenName", json())) || !is_sha256_hex_any_case(a.value("familyName", json()))) {
+        if (!is_sha256_hex_any_case(a.value("givenName", json())) ||
+            !is_sha256_hex_any_case(a.value("familyName", json()))) {
           return invalid("INVALID_SHA256_FORMAT", at + ".user_data.user_identifiers[" + std::to_string(u) + "]",
                          "The SHA256 encoded value is malformed.");
         }
@@ -422,8 +423,9 @@ int fake_google::max_concurrent_refreshes() const {
   int most = 0;
   for (const auto& [start, end] : state_->refresh_intervals) {
     // Requests whose answer was still pending when this one arrived (this one included).
-    const auto overlapping = std::count_if(state_->refresh_intervals.begin(), state_->refresh_intervals.end(),
-                                           [&](const auto& other) { return other.first <= start && start < other.second; });
+    const auto overlapping =
+        std::count_if(state_->refresh_intervals.begin(), state_->refresh_intervals.end(),
+                      [&](const auto& other) { return other.first <= start && start < other.second; });
     most = std::max(most, static_cast<int>(std::max<std::ptrdiff_t>(overlapping, 1)));
   }
   return most;
@@ -436,7 +438,8 @@ int fake_google::unauthorized_answers() const {
 
 namespace {
 
-std::vector<recorded_request> requests_to(const test_https_server& server, const std::function<bool(std::string_view)>& match) {
+std::vector<recorded_request> requests_to(const test_https_server& server,
+                                          const std::function<bool(std::string_view)>& match) {
   std::vector<recorded_request> out;
   for (auto& r : server.requests()) {
     if (match(std::string_view(r.target).substr(0, r.target.find('?')))) out.push_back(std::move(r));

@@ -65,8 +65,8 @@ class fake_google {
   [[nodiscard]] std::string token_url() const;  // base_url() + "/token"
   // The dispatcher settings of destination `name` of `provider` ("GOOGLE_ADS" or
   // "GOOGLE_DATA_MANAGER") on this fake: its ids, OAuth client and URLs.
-  [[nodiscard]] std::map<std::string, std::string, std::less<>> destination_settings(std::string_view provider,
-                                                                                     std::string_view name = "DEFAULT") const;
+  [[nodiscard]] std::map<std::string, std::string, std::less<>> destination_settings(
+      std::string_view provider, std::string_view name = "DEFAULT") const;
 
   // ---- OAuth ----
   // From now on the token endpoint answers 400 invalid_grant.
@@ -91,7 +91,7 @@ class fake_google {
   [[nodiscard]] std::vector<recorded_request> ads_requests() const;
 
   // ---- Data Manager ----
-  [[nodiscard]] std::vector<nlohmann::json> ingested_events() const;  // accepted, not validateOnly
+  [[nodiscard]] std::vector<nlohmann::json> ingested_events() const;          // accepted, not validateOnly
   [[nodiscard]] std::vector<recorded_request> data_manager_requests() const;  // events:ingest
   [[nodiscard]] std::vector<recorded_request> status_requests() const;        // requestStatus:retrieve
   // Request ids, scripts and read counts of requestStatus:retrieve.

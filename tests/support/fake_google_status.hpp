@@ -40,7 +40,9 @@ struct status_answer {
 
   [[nodiscard]] static status_answer processing() { return {}; }
   [[nodiscard]] static status_answer success(counts warnings = {}) { return {200, "SUCCESS", {}, std::move(warnings)}; }
-  [[nodiscard]] static status_answer partial_success(counts errors) { return {200, "PARTIAL_SUCCESS", std::move(errors)}; }
+  [[nodiscard]] static status_answer partial_success(counts errors) {
+    return {200, "PARTIAL_SUCCESS", std::move(errors)};
+  }
   [[nodiscard]] static status_answer failed(counts errors) { return {200, "FAILED", std::move(errors)}; }
   [[nodiscard]] static status_answer status_unknown() { return {200, "REQUEST_STATUS_UNKNOWN"}; }
   [[nodiscard]] static status_answer unavailable() { return {503, ""}; }
@@ -164,7 +166,8 @@ class fake_request_statuses {
 
   static response_plan error(int status, std::string_view code_name, std::string message) {
     return response_plan::reply(
-        status, nlohmann::json{{"error", {{"code", status}, {"message", std::move(message)}, {"status", code_name}}}}.dump());
+        status,
+        nlohmann::json{{"error", {{"code", status}, {"message", std::move(message)}, {"status", code_name}}}}.dump());
   }
 
   // The percent-decoded value of `name` in the query of `target`, or "".

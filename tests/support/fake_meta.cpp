@@ -14,13 +14,13 @@ using nlohmann::json;
 
 // Meta's hashed user_data fields: a string or an array of strings, each a lower-case SHA-256.
 bool hashed_field_ok(const json& v) {
-  if (v.is_array()) return !v.empty() && std::all_of(v.begin(), v.end(), [](const json& item) { return is_sha256_hex(item); });
+  if (v.is_array())
+    return !v.empty() && std::all_of(v.begin(), v.end(), [](const json& item) { return is_sha256_hex(item); });
   return is_sha256_hex(v);
 }
 
 response_plan graph_error(int status, int code, std::string message, std::optional<int> subcode = std::nullopt,
-                          std::string type = "OAuthException", std::string user_title = {},
-                          std::string user_msg = {}) {
+                          std::string type = "OAuthException", std::string user_title = {}, std::string user_msg = {}) {
   json error{{"message", std::move(message)},
              {"type", std::move(type)},
              {"code", code},
@@ -43,9 +43,8 @@ std::string event_problem(const json& e, const std::string& poison) {
   if (!e.contains("event_time") || !e["event_time"].is_number_integer()) {
     return "The parameter event_time is required and must be a unix timestamp in seconds";
   }
-  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  const auto now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   const bool store = e["action_source"] == "physical_store";
   if (now - e["event_time"].get<std::int64_t>() > (store ? 62 : 7) * 86400) {
     return "The timestamp for this event is too far in the past";

@@ -32,7 +32,7 @@ struct fake_meta_options {
   std::string api_version = "v26.0";
   std::string pixel_id = "1234567890";
   std::string access_token = "meta-good-token";
-  std::string app_secret;                   // non-empty: appsecret_proof required and checked
+  std::string app_secret;                  // non-empty: appsecret_proof required and checked
   std::string poison_order_id = "poison";  // custom_data.order_id that Meta "rejects"
 };
 

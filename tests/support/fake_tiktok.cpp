@@ -16,16 +16,19 @@ constexpr std::string_view track_path = "/open_api/v1.3/event/track/";
 
 // One SHA-256 hex, or a non-empty list of them (TikTok takes both for email, phone, external_id).
 bool is_hash(const json& v) {
-  if (v.is_array()) return !v.empty() && std::all_of(v.begin(), v.end(), [](const json& item) { return is_sha256_hex(item); });
+  if (v.is_array())
+    return !v.empty() && std::all_of(v.begin(), v.end(), [](const json& item) { return is_sha256_hex(item); });
   return is_sha256_hex(v);
 }
 
 response_plan tiktok_reply(long long code, const std::string& message) {
-  return response_plan::reply(
-      200,
-      json{{"code", code}, {"message", message}, {"request_id", "fake-" + std::to_string(code)}, {"data", json::object()}}
-          .dump(),
-      {{"content-type", "application/json"}});
+  return response_plan::reply(200,
+                              json{{"code", code},
+                                   {"message", message},
+                                   {"request_id", "fake-" + std::to_string(code)},
+                                   {"data", json::object()}}
+                                  .dump(),
+                              {{"content-type", "application/json"}});
 }
 
 }  // namespace

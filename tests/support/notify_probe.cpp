@@ -54,7 +54,8 @@ int notify_probe::count_since_last(std::chrono::milliseconds timeout) {
       if (is_sentinel) return count;
       ++count;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) throw std::runtime_error("notify_probe: the sentinel notification never arrived");
     pollfd p{PQsocket(s_->conn), POLLIN, 0};
     (void)::poll(&p, 1, static_cast<int>(left.count()));

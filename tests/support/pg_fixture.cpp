@@ -67,7 +67,8 @@ struct scratch_database::kept_connection {
     io.restart();
     auto done = boost::asio::co_spawn(io, async_query(conninfo, statement, std::move(args)), boost::asio::use_future);
     io.run_for(75s);
-    if (done.wait_for(0s) != std::future_status::ready) throw std::runtime_error("test statement did not finish in time");
+    if (done.wait_for(0s) != std::future_status::ready)
+      throw std::runtime_error("test statement did not finish in time");
     return done.get();
   }
 };

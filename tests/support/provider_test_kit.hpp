@@ -27,8 +27,7 @@ inline const std::chrono::system_clock::time_point provider_test_now =
 [[nodiscard]] std::vector<providers::outbound_event> test_batch(std::size_t n, const nlohmann::json& payload,
                                                                 std::string event_name = "Lead");
 // An answer the server gave.
-[[nodiscard]] providers::http_result reply(int status, std::string body = {},
-                                           providers::header_list headers = {});
+[[nodiscard]] providers::http_result reply(int status, std::string body = {}, providers::header_list headers = {});
 // A transport failure (no answer).
 [[nodiscard]] providers::http_result transport_failure(providers::transport_error error,
                                                        std::string message = "test failure");

@@ -22,14 +22,16 @@ namespace http = beast::http;
   recorded_request r;
   r.method = std::string(msg.method_string());
   r.target = std::string(msg.target());
-  for (const auto& field : msg) r.headers.emplace_back(providers::ascii_lowercase(field.name_string()), std::string(field.value()));
+  for (const auto& field : msg)
+    r.headers.emplace_back(providers::ascii_lowercase(field.name_string()), std::string(field.value()));
   r.body = std::move(msg.body());
   r.arrived_at = std::chrono::steady_clock::now();
   r.connection = connection;
   return r;
 }
 
-[[nodiscard]] inline http::response<http::string_body> make_response(const response_plan& plan, bool client_keeps_alive) {
+[[nodiscard]] inline http::response<http::string_body> make_response(const response_plan& plan,
+                                                                     bool client_keeps_alive) {
   http::response<http::string_body> res;
   res.version(11);
   res.result(static_cast<unsigned>(plan.status));
@@ -47,7 +49,8 @@ template <class Stream>
 boost::asio::awaitable<void> async_hang(Stream& stream) {
   std::array<char, 512> scratch{};
   for (;;) {
-    auto [ec, n] = co_await stream.async_read_some(boost::asio::buffer(scratch), boost::asio::as_tuple(boost::asio::use_awaitable));
+    auto [ec, n] = co_await stream.async_read_some(boost::asio::buffer(scratch),
+                                                   boost::asio::as_tuple(boost::asio::use_awaitable));
     if (ec) co_return;
   }
 }

@@ -96,8 +96,8 @@ struct server_state {
   std::atomic<std::size_t> written{0};  // response bytes
   mutable std::mutex mutex;
   mutable std::condition_variable recorded;
-  std::condition_variable idle_closed;   // a busy session marked by close_idle() closed
-  std::size_t pending_idle_closes = 0;   // guarded by mutex
+  std::condition_variable idle_closed;    // a busy session marked by close_idle() closed
+  std::size_t pending_idle_closes = 0;    // guarded by mutex
   std::vector<recorded_request> records;  // guarded by mutex
   std::deque<response_plan> plans;        // guarded by mutex
   responder fallback;                     // guarded by mutex
@@ -237,21 +237,15 @@ asio::awaitable<bool> async_serve(server_state& st, Stream& stream, live_session
       if (ec || st.stopped) co_return false;
     }
     switch (plan.action) {
-      case response_plan::kind::hang:
-        co_await async_hang(stream);
-        co_return false;
-      case response_plan::kind::close_without_response:
-        co_return false;
+      case response_plan::kind::hang: co_await async_hang(stream); co_return false;
+      case response_plan::kind::close_without_response: co_return false;
       case response_plan::kind::close_mid_response:
-      case response_plan::kind::flood:
-        (void)co_await async_send_raw(st, stream, *me.timer, plan);
-        co_return false;
+      case response_plan::kind::flood: (void)co_await async_send_raw(st, stream, *me.timer, plan); co_return false;
       case response_plan::kind::raw:
         if (!co_await async_send_raw(st, stream, *me.timer, plan)) co_return false;
         if (!plan.keep_alive) co_return true;
         continue;
-      case response_plan::kind::respond:
-        break;
+      case response_plan::kind::respond: break;
     }
     const auto res = make_response(plan, client_keeps_alive);
     auto [write_ec, written] = co_await http::async_write(stream, res, use_tuple);
@@ -345,8 +339,9 @@ response_plan response_plan::hang() { return {.action = kind::hang}; }
 // Promises the whole body in Content-Length, sends half of it.
 response_plan response_plan::close_mid_response(std::string body) {
   if (body.empty()) body = std::string(1024, 'x');
-  response_plan p = raw({"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                         std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, body.size() / 2)});
+  response_plan p =
+      raw({"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\n\r\n" + body.substr(0, body.size() / 2)});
   p.action = kind::close_mid_response;
   return p;
 }

@@ -52,8 +52,8 @@ struct response_plan {
   int status = 200;
   providers::header_list headers;
   std::string body = "{}";
-  std::chrono::milliseconds delay{0};  // wait this long before acting
-  bool keep_alive = true;              // false: answer with Connection: close and close
+  std::chrono::milliseconds delay{0};   // wait this long before acting
+  bool keep_alive = true;               // false: answer with Connection: close and close
   std::vector<std::string> raw_pieces;  // raw, flood, close_mid_response
   std::chrono::milliseconds gap{0};
   std::string flood_piece;

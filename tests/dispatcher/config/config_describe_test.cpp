@@ -44,7 +44,8 @@ TEST_CASE("mask_url_secrets masks path segments that look like secrets, and only
   CHECK(mask_url_secrets("https://oauth2.googleapis.com/token") == "https://oauth2.googleapis.com/token");
   CHECK(mask_url_secrets("https://x.example/v1/tokens") == "https://x.example/v1/tokens");
   // Ordinary paths stay readable.
-  CHECK(mask_url_secrets("https://crm.example.com/api/v2/lead-events/in") == "https://crm.example.com/api/v2/lead-events/in");
+  CHECK(mask_url_secrets("https://crm.example.com/api/v2/lead-events/in") ==
+        "https://crm.example.com/api/v2/lead-events/in");
   CHECK(mask_url_secrets("https://googleads.googleapis.com/v26/customers/1234567890:uploadClickConversions") ==
         "https://googleads.googleapis.com/v26/customers/1234567890:uploadClickConversions");
 }
@@ -56,15 +57,17 @@ TEST_CASE("mask_url_secrets leaves text that is not a URL to redact_url") {
 }
 
 TEST_CASE("describe() shows secret-bearing webhook URLs masked") {
-  const auto cfg = outbox::load_config({{"OUTBOX_DEST__WEBHOOK__SLACK__URL", slack_hook},
-                                        {"OUTBOX_DEST__WEBHOOK__REAL__URL", slack_real},
-                                        {"OUTBOX_DEST__WEBHOOK__REAL__HEADER__X_CALLBACK", "https://u:p4ss@cb.example/x"}});
+  const auto cfg =
+      outbox::load_config({{"OUTBOX_DEST__WEBHOOK__SLACK__URL", slack_hook},
+                           {"OUTBOX_DEST__WEBHOOK__REAL__URL", slack_real},
+                           {"OUTBOX_DEST__WEBHOOK__REAL__HEADER__X_CALLBACK", "https://u:p4ss@cb.example/x"}});
   const std::string text = outbox::describe(cfg);
   for (const char* secret : {"XXXXSECRET", "abc", "xyz", "a1B2c3D4e5F6g7H8i9J0k1L2", "p4ss"}) {
     CAPTURE(secret);
     CHECK(text.find(secret) == std::string::npos);
   }
-  CHECK(text.find("OUTBOX_DEST__WEBHOOK__SLACK__URL=https://hooks.example.com/services/T000/B000/***?sig=***&token=***\n") !=
+  CHECK(text.find(
+            "OUTBOX_DEST__WEBHOOK__SLACK__URL=https://hooks.example.com/services/T000/B000/***?sig=***&token=***\n") !=
         std::string::npos);
   CHECK(text.find("OUTBOX_DEST__WEBHOOK__REAL__HEADER__X_CALLBACK=https://***@cb.example/x\n") != std::string::npos);
 }

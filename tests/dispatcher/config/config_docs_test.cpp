@@ -155,8 +155,9 @@ TEST_CASE("config: a config file's notify_channel is refused the same way") {
     FAIL("expected a config_error");
   } catch (const config_error& e) {
     REQUIRE(e.problems().size() == 1);
-    CHECK(e.problems()[0].starts_with("config file key \"notify_channel\": no longer supported: the channel is fixed "
-                                      "(outbox_event_delivery)"));
+    CHECK(
+        e.problems()[0].starts_with("config file key \"notify_channel\": no longer supported: the channel is fixed "
+                                    "(outbox_event_delivery)"));
   }
   std::filesystem::remove(path);
 }

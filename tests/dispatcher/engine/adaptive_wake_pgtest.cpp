@@ -43,14 +43,17 @@ bool marked_awake(const engine_harness& h) {
 void start_and_drive_awake(engine_harness& h, std::int64_t& lead) {
   h.start();
   REQUIRE(eventually([&] { return h.logs().find("listening for new rows") != std::string::npos; }, 10s));
-  REQUIRE(eventually([&] {
-    // Several rows per statement: rows pile up between claims, as under load.
-    h.db.query("SELECT enqueue_event_delivery(g, 'webhook', 'Warmup', '{}'::jsonb) "
-               "FROM generate_series($1::bigint, $1::bigint + 4) g",
-               {std::to_string(lead)});
-    lead += 5;
-    return marked_awake(h);
-  }, 10s));
+  REQUIRE(eventually(
+      [&] {
+        // Several rows per statement: rows pile up between claims, as under load.
+        h.db.query(
+            "SELECT enqueue_event_delivery(g, 'webhook', 'Warmup', '{}'::jsonb) "
+            "FROM generate_series($1::bigint, $1::bigint + 4) g",
+            {std::to_string(lead)});
+        lead += 5;
+        return marked_awake(h);
+      },
+      10s));
 }
 
 // A CRM transaction left open after its insert, committed when the test says.
@@ -78,17 +81,19 @@ class open_insert {
 
 // How long after `committed` the request for lead `lead` arrived.
 std::chrono::milliseconds request_delay(engine_harness& h, std::int64_t lead, steady::time_point committed) {
-  const auto key = h.db.query("SELECT idempotency_key FROM event_delivery WHERE lead_project_id = $1",
-                              {std::to_string(lead)});
+  const auto key =
+      h.db.query("SELECT idempotency_key FROM event_delivery WHERE lead_project_id = $1", {std::to_string(lead)});
   REQUIRE(key.rows() == 1);
   const std::string k(key.text(0, 0));
   std::optional<steady::time_point> arrived;
-  REQUIRE(eventually([&] {
-    for (const auto& r : h.server.requests()) {
-      if (r.header("webhook-id") == k) arrived = r.arrived_at;
-    }
-    return arrived.has_value();
-  }, poll_interval * 3));
+  REQUIRE(eventually(
+      [&] {
+        for (const auto& r : h.server.requests()) {
+          if (r.header("webhook-id") == k) arrived = r.arrived_at;
+        }
+        return arrived.has_value();
+      },
+      poll_interval * 3));
   return std::chrono::duration_cast<std::chrono::milliseconds>(*arrived - committed);
 }
 
@@ -113,8 +118,8 @@ TEST_CASE("adaptive wake: draining marks the engine awake, inserts skip pg_notif
   CHECK(h.db.scalar("SELECT count(*) FROM outbox_dispatcher_awake") == 0);
   h.enqueue(lead++, "AfterIdle");
   CHECK(probe.count_since_last() == 1);
-  REQUIRE(eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state <> 'sent'") == 0; },
-                     10s));
+  REQUIRE(
+      eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state <> 'sent'") == 0; }, 10s));
   h.stop();
   CHECK(h.db.scalar("SELECT count(*) FROM outbox_dispatcher_awake") == 0);
 }
@@ -180,8 +185,8 @@ TEST_CASE("adaptive wake: bursts and gaps around the linger window; every row ar
   }
   for (auto& t : writers) t.join();
   REQUIRE(h.server.wait_for_requests(committed.size(), poll_interval * 3));
-  REQUIRE(eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state <> 'sent'") == 0; },
-                     10s));
+  REQUIRE(
+      eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state <> 'sent'") == 0; }, 10s));
   std::map<std::string, int> seen;
   for (const auto& r : h.server.requests()) ++seen[r.header("webhook-id").value_or("")];
   CHECK(seen.size() == committed.size());

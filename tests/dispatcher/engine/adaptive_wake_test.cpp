@@ -40,7 +40,7 @@ TEST_CASE("adaptive wake: low rates keep using notifications; rows found at the 
   while (a == action::none && claims < 100) a = w.after_claim(busy + claims++ * 5ms, 5);
   CHECK(a == action::publish_awake);
   CHECK(claims <= 2 * 50);  // at most two windows of 50 claims
-  CHECK_FALSE(w.awake());  // only once published
+  CHECK_FALSE(w.awake());   // only once published
   w.published(a, busy + claims * 5ms);
   CHECK(w.awake());
   CHECK(w.max_idle(busy + claims * 5ms) == std::optional<adaptive_wake::clock::duration>(20ms));

@@ -66,8 +66,9 @@ TEST_CASE("finding 2: a row this process re-claims while its request runs settle
 
 TEST_CASE("finding 6: a destination paused by on-call costs nothing: no claim, no attempt row") {
   engine_harness h([](auto& env) { add_webhook(env, "PAUSED", "/paused"); });
-  h.db.query("INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) "
-             "VALUES ('webhook', 'paused', 'vendor outage', 'test')");
+  h.db.query(
+      "INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) "
+      "VALUES ('webhook', 'paused', 'vendor outage', 'test')");
   for (int lead = 1; lead <= 100; ++lead) h.enqueue(lead, "Lead", R"({"value": 1})", "webhook", "paused");
   h.start();
   // Several claim cycles later (each row of `default` is one), nothing of `paused` was touched.
@@ -93,10 +94,13 @@ TEST_CASE("finding 6: an open circuit stops claiming the destination; waiting ro
   REQUIRE(eventually([&] { return h.logs().find("destination circuit opened") != std::string::npos; }, 15s));
   // Retries of the five failed rows fall due after about a second; the claims that follow skip them.
   REQUIRE(h.wait_state(h.enqueue(500, "Lead", R"({"value": 1})", "webhook", "healthy"), "sent"));
-  REQUIRE(eventually([&] {
-    return h.db.scalar("SELECT count(*) FROM event_delivery WHERE destination = 'default' AND state = 'pending' "
-                       "AND next_attempt_at <= now()") == 20;
-  }, 10s));
+  REQUIRE(eventually(
+      [&] {
+        return h.db.scalar(
+                   "SELECT count(*) FROM event_delivery WHERE destination = 'default' AND state = 'pending' "
+                   "AND next_attempt_at <= now()") == 20;
+      },
+      10s));
   REQUIRE(h.wait_state(h.enqueue(501, "Lead", R"({"value": 1})", "webhook", "healthy"), "sent"));
   std::size_t to_default = 0;
   for (const auto& r : h.server.requests()) to_default += r.target == "/hook" ? 1 : 0;
@@ -111,16 +115,19 @@ TEST_CASE("a claim whose answer was lost: after the claim connection is replaced
   h.start();
   REQUIRE(h.wait_state(h.enqueue(1, "Lead"), "sent"));
   // A row `sending` under this process's name with a token it never learnt, lease far in the future.
-  const auto owner = h.db.query("SELECT lease_owner FROM event_delivery_attempt WHERE lease_owner LIKE 'orphans:%' "
-                                "LIMIT 1");
+  const auto owner = h.db.query(
+      "SELECT lease_owner FROM event_delivery_attempt WHERE lease_owner LIKE 'orphans:%' "
+      "LIMIT 1");
   REQUIRE(owner.rows() == 1);
   const auto lost = h.enqueue(2, "Lead");
-  h.db.query("UPDATE event_delivery SET state = 'sending', attempts = 1, lease_owner = $2, "
-             "lease_token = gen_random_uuid(), lease_expires_at = now() + interval '10 minutes' WHERE id = $1",
-             {std::to_string(lost), std::string(owner.text(0, 0))});
+  h.db.query(
+      "UPDATE event_delivery SET state = 'sending', attempts = 1, lease_owner = $2, "
+      "lease_token = gen_random_uuid(), lease_expires_at = now() + interval '10 minutes' WHERE id = $1",
+      {std::to_string(lost), std::string(owner.text(0, 0))});
   // The claim connection dies (as when a claim's answer is lost with it).
-  h.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-             "WHERE datname = current_database() AND application_name = 'outbox-dispatcher claim'");
+  h.db.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+      "WHERE datname = current_database() AND application_name = 'outbox-dispatcher claim'");
   h.enqueue(3, "Lead");  // a reason to claim again
   CHECK(h.wait_state(lost, "sent", 10s));
   CHECK(h.logs().find("released rows of claims whose answer was lost") != std::string::npos);

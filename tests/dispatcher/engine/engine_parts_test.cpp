@@ -85,19 +85,19 @@ TEST_CASE("plan_settlement maps each verdict to the row's next state") {
   CHECK(sent.attempt == 3);
   CHECK(sent.http_status == 200);
 
-  auto dead = outbox::plan_settlement(ticket, event_outcome{outcome_kind::dead, "HTTP 400: bad", {}}, facts, policy,
-                                      now, 0.5);
+  auto dead =
+      outbox::plan_settlement(ticket, event_outcome{outcome_kind::dead, "HTTP 400: bad", {}}, facts, policy, now, 0.5);
   CHECK(dead.state == outbox::db::settle_state::dead);
   CHECK(dead.error == "HTTP 400: bad");
 
-  auto retry = outbox::plan_settlement(ticket, event_outcome{outcome_kind::retry, "HTTP 503", {}}, facts, policy,
-                                       now, 0.5);
+  auto retry =
+      outbox::plan_settlement(ticket, event_outcome{outcome_kind::retry, "HTTP 503", {}}, facts, policy, now, 0.5);
   CHECK(retry.state == outbox::db::settle_state::pending);
   CHECK(retry.retry_delay == 8s);  // base 2 s * 2^(3-1), no jitter at 0.5
   CHECK_FALSE(retry.refund_attempt);
 
-  auto hinted = outbox::plan_settlement(ticket, event_outcome{outcome_kind::retry, "HTTP 429", 120s}, facts, policy,
-                                        now, 0.5);
+  auto hinted =
+      outbox::plan_settlement(ticket, event_outcome{outcome_kind::retry, "HTTP 429", 120s}, facts, policy, now, 0.5);
   CHECK(hinted.retry_delay == 120s);
 }
 
@@ -145,8 +145,8 @@ TEST_CASE("token bucket: burst first, then one token per 1/rate") {
   outbox::token_bucket bucket(10, 2, t0);
   CHECK(bucket.reserve(t0) == 0s);
   CHECK(bucket.reserve(t0) == 0s);
-  CHECK(bucket.reserve(t0) == 100ms);  // third caller waits one refill
-  CHECK(bucket.reserve(t0) == 200ms);  // and the next queues behind it
+  CHECK(bucket.reserve(t0) == 100ms);    // third caller waits one refill
+  CHECK(bucket.reserve(t0) == 200ms);    // and the next queues behind it
   CHECK(bucket.reserve(t0 + 1s) == 0s);  // refilled (capped at burst)
   outbox::token_bucket unlimited(0, 1, t0);
   for (int i = 0; i < 1000; ++i) REQUIRE(unlimited.reserve(t0) == 0s);

@@ -14,11 +14,7 @@ using outbox::test::engine_harness;
 using outbox::test::eventually;
 using outbox::test::response_plan;
 
-namespace {
-
-
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("a NOTIFY wakes the engine long before the fallback poll") {
   engine_harness h([](auto& env) { env["OUTBOX_POLL_INTERVAL_MS"] = "60000"; });
@@ -92,8 +88,9 @@ TEST_CASE("a request that hangs past the deadline times out and is retried") {
   h.start();
   const auto id = h.enqueue(5, "Lead");
   REQUIRE(h.wait_state(id, "sent", 20s));
-  auto first = h.db.query("SELECT outcome, error FROM event_delivery_attempt WHERE delivery_id = $1 ORDER BY id LIMIT 1",
-                          {std::to_string(id)});
+  auto first =
+      h.db.query("SELECT outcome, error FROM event_delivery_attempt WHERE delivery_id = $1 ORDER BY id LIMIT 1",
+                 {std::to_string(id)});
   CHECK(first.text(0, 0) == "retry");
   CHECK(std::string(first.text(0, 1)).find("timeout") != std::string::npos);
   h.stop();
@@ -164,9 +161,8 @@ TEST_CASE("TLS: an untrusted certificate or a wrong host name is refused and nev
   outbox::test::test_server_options wrong_name_opts;
   engine_harness* self = nullptr;
   std::unique_ptr<outbox::test::test_https_server> wrong_name;
-  engine_harness h([&](auto& env) {
-    env["OUTBOX_DEST__WEBHOOK__UNTRUSTED__URL"] = untrusted.url("/hook", "localhost");
-  });
+  engine_harness h(
+      [&](auto& env) { env["OUTBOX_DEST__WEBHOOK__UNTRUSTED__URL"] = untrusted.url("/hook", "localhost"); });
   self = &h;
   outbox::test::subject_names names;
   names.dns = {"wrong.example"};
@@ -209,15 +205,16 @@ TEST_CASE("a 401 pauses the destination without burning the row's attempts") {
   REQUIRE(h.claims_skipped_paused_since(skipped));
   CHECK(h.server.request_count() == 1);
   CHECK(h.attempts_of(second) == 0);
-  CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE delivery_id = $1",
-                    {std::to_string(second)}) == 0);
+  CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE delivery_id = $1", {std::to_string(second)}) ==
+        0);
   h.stop();
 }
 
 TEST_CASE("an on-call pause holds rows without requests; resume sends them at once") {
   engine_harness h;
-  h.db.query("INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) "
-             "VALUES ('webhook', 'default', 'provider incident', 'oncall')");
+  h.db.query(
+      "INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) "
+      "VALUES ('webhook', 'default', 'provider incident', 'oncall')");
   h.start();
   const auto skipped = h.skipped_claims();
   const auto id = h.enqueue(18, "Lead");
@@ -229,8 +226,9 @@ TEST_CASE("an on-call pause holds rows without requests; resume sends them at on
 
   // The same statements `dispatcher resume` runs: delete the pause, make rows due, NOTIFY.
   const auto resumed_at = std::chrono::steady_clock::now();
-  h.db.query("WITH gone AS (DELETE FROM outbox_destination_pause RETURNING 1) "
-             "UPDATE event_delivery SET next_attempt_at = now() WHERE state = 'pending'");
+  h.db.query(
+      "WITH gone AS (DELETE FROM outbox_destination_pause RETURNING 1) "
+      "UPDATE event_delivery SET next_attempt_at = now() WHERE state = 'pending'");
   h.db.query("SELECT pg_notify('outbox_event_delivery', '')");
   REQUIRE(h.wait_state(id, "sent", 20s));
   CHECK(std::chrono::steady_clock::now() - resumed_at < 10s);  // not the 5-minute pause period
@@ -250,8 +248,8 @@ long long settle_statements_for_spread_answers(const std::string& window_ms) {
                    response_plan::reply(200).after(300ms), response_plan::reply(200).after(450ms)});
   h.start();
   h.db.query("SELECT enqueue_event_delivery(g, 'webhook', 'Lead', '{}') FROM generate_series(101, 104) g");
-  REQUIRE(eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 4; },
-                     15s));
+  REQUIRE(
+      eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 4; }, 15s));
   h.stop();
   CHECK(h.server.request_count() == 4);
   return h.db.scalar("SELECT count(DISTINCT sent_at) FROM event_delivery");
@@ -275,8 +273,8 @@ TEST_CASE("the settle window does not hold rows once no request is out") {
   h.start();
   const auto started = std::chrono::steady_clock::now();
   h.db.query("SELECT enqueue_event_delivery(g, 'webhook', 'Lead', '{}') FROM generate_series(201, 203) g");
-  REQUIRE(eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 3; },
-                     15s));
+  REQUIRE(
+      eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sent'") == 3; }, 15s));
   CHECK(std::chrono::steady_clock::now() - started < 2s);
   h.stop();
   CHECK(h.server.request_count() == 3);

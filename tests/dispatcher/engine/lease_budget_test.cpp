@@ -71,8 +71,8 @@ TEST_CASE("a lease shorter than the worst-case attempt plus the margin is a conf
   CHECK(problems_of(with(google_ads, {{"OUTBOX_LEASE_SECONDS", "53"}})).empty());
 
   // Longer timeouts need a longer lease: 2 x (1 + 1 + 20) + 5 = 49 s.
-  const auto slow = problems_of({{"OUTBOX_REQUEST_TIMEOUT_MS", "20000"}, {"OUTBOX_CONNECT_TIMEOUT_MS", "1000"},
-                                 {"OUTBOX_LEASE_SECONDS", "48"}});
+  const auto slow = problems_of(
+      {{"OUTBOX_REQUEST_TIMEOUT_MS", "20000"}, {"OUTBOX_CONNECT_TIMEOUT_MS", "1000"}, {"OUTBOX_LEASE_SECONDS", "48"}});
   REQUIRE(slow.size() == 1);
   CHECK(slow[0].find("at least 49 s") != std::string::npos);
 

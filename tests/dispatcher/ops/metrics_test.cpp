@@ -18,8 +18,8 @@
 #include <boost/beast/core/tcp_stream.hpp>
 
 #include "dispatcher/ops/metrics.hpp"
-#include "dispatcher/ops/version.hpp"
 #include "dispatcher/ops/metrics_server.hpp"
+#include "dispatcher/ops/version.hpp"
 #include "providers/http/https_client.hpp"
 #include "providers/user_data/match_keys.hpp"
 #include "tests/support/run_async.hpp"
@@ -72,7 +72,10 @@ std::string body_of(const std::string& response) {
 outbox::metrics_server make_server(asio::any_io_executor ex, outbox::metrics_server_limits limits = {}) {
   return outbox::metrics_server(
       ex, "127.0.0.1:0", [] { return std::string("outbox_up 1\n"); },
-      [] { return std::pair<bool, std::string>{true, {}}; }, limits);
+      [] {
+        return std::pair<bool, std::string>{true, {}};
+      },
+      limits);
 }
 
 }  // namespace
@@ -139,7 +142,8 @@ TEST_CASE("stumble 8: every series of a configured destination is exported from 
   }
   CHECK(has_line(text, R"(outbox_destination_paused{provider="webhook",destination="default"} 0)"));
   CHECK(has_line(text, R"(outbox_destination_paused{provider="tiktok",destination="default"} 1)"));
-  for (const auto state : outbox::open_row_states) CHECK(has_line(text, "outbox_rows{state=\"" + std::string(state) + "\"} 0"));
+  for (const auto state : outbox::open_row_states)
+    CHECK(has_line(text, "outbox_rows{state=\"" + std::string(state) + "\"} 0"));
   // Per field and reason, so only once seen; the backlog only once read from the database.
   CHECK(text.find("outbox_fields_dropped_total{") == std::string::npos);
   CHECK(text.find("outbox_backlog_rows") == std::string::npos);
@@ -178,8 +182,9 @@ TEST_CASE("outbox_build_info carries the project version from CMakeLists.txt and
 
 TEST_CASE("process metrics: /proc/self/stat parsed, and this process's own figures rendered") {
   // A command name with spaces and parentheses, as proc(5) allows.
-  const std::string stat = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 1000 "
-                           "123456789 2048 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+  const std::string stat =
+      "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 1000 "
+      "123456789 2048 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
   const auto parsed = outbox::parse_process_stat(stat, "cpu  1 2 3\nbtime 1700000000\nprocesses 9\n", 100, 4096);
   REQUIRE(parsed);
   CHECK(parsed->cpu_seconds == doctest::Approx(3.0));
@@ -205,25 +210,26 @@ TEST_CASE("process metrics: /proc/self/stat parsed, and this process's own figur
 }
 
 TEST_CASE("/status is an HTML page that runs nothing; the string-rendering server has none") {
-  const auto [page, missing] =
-      outbox::test::run_async([](auto ex) -> asio::awaitable<std::pair<std::string, std::string>> {
-        outbox::metrics_server with(
-            ex, "127.0.0.1:0",
-            outbox::metrics_server::snapshot_fn{[] {
-              outbox::metrics m;
-              m.destinations[{"webhook", "default"}] = {"open", "", std::nullopt};
-              return m;
-            }},
-            [] { return std::pair<bool, std::string>{true, {}}; });
-        auto without = make_server(ex);
-        asio::co_spawn(ex, with.async_run(), asio::detached);
-        asio::co_spawn(ex, without.async_run(), asio::detached);
-        auto p = co_await async_exchange(ex, with.port(), "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-        auto n = co_await async_exchange(ex, without.port(), "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-        with.stop();
-        without.stop();
-        co_return std::pair{p, n};
-      });
+  const auto [page,
+              missing] = outbox::test::run_async([](auto ex) -> asio::awaitable<std::pair<std::string, std::string>> {
+    outbox::metrics_server with(ex, "127.0.0.1:0", outbox::metrics_server::snapshot_fn{[] {
+                                  outbox::metrics m;
+                                  m.destinations[{"webhook", "default"}] = {"open", "", std::nullopt};
+                                  return m;
+                                }},
+                                [] {
+                                  return std::pair<bool, std::string>{true, {}};
+                                });
+    auto without = make_server(ex);
+    asio::co_spawn(ex, with.async_run(), asio::detached);
+    asio::co_spawn(ex, without.async_run(), asio::detached);
+    auto p = co_await async_exchange(ex, with.port(), "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    auto n =
+        co_await async_exchange(ex, without.port(), "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    with.stop();
+    without.stop();
+    co_return std::pair{p, n};
+  });
   INFO(page);
   CHECK(page.starts_with("HTTP/1.1 200 OK\r\n"));
   const auto headers = header_block(page);
@@ -243,7 +249,9 @@ TEST_CASE("the metrics server answers /metrics, /healthz, /readyz and 404") {
   const auto a = outbox::test::run_async([](auto ex) -> asio::awaitable<answers> {
     outbox::metrics_server server(
         ex, "127.0.0.1:0", [] { return std::string("outbox_up 1\n"); },
-        [] { return std::pair<bool, std::string>{false, "the database is not reachable"}; });
+        [] {
+          return std::pair<bool, std::string>{false, "the database is not reachable"};
+        });
     asio::co_spawn(ex, server.async_run(), asio::detached);
     outbox::providers::https_client http(ex, {});
     const auto base = "http://127.0.0.1:" + std::to_string(server.port());
@@ -282,8 +290,11 @@ TEST_CASE("a malformed metrics address is refused with a clear message") {
     CAPTURE(bad);
     std::string message;
     try {
-      outbox::metrics_server s(io.get_executor(), bad, [] { return std::string(); },
-                               [] { return std::pair<bool, std::string>{true, {}}; });
+      outbox::metrics_server s(
+          io.get_executor(), bad, [] { return std::string(); },
+          [] {
+            return std::pair<bool, std::string>{true, {}};
+          });
     } catch (const std::runtime_error& e) {
       message = e.what();
     }
@@ -311,7 +322,8 @@ TEST_CASE("100 idle connections neither starve /metrics nor pile up file descrip
     }
     const auto start = steady::now();
     // Accepted after the 100 idle ones (the listen queue is FIFO): by its answer all were accepted.
-    out.answer = co_await async_exchange(ex, server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    out.answer =
+        co_await async_exchange(ex, server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     out.seconds = std::chrono::duration<double>(steady::now() - start).count();
     out.fds_after = open_fds();
     out.open = server.open_connections();
@@ -322,7 +334,8 @@ TEST_CASE("100 idle connections neither starve /metrics nor pile up file descrip
   CHECK(r.answer.starts_with("HTTP/1.1 200 OK"));
   CHECK(body_of(r.answer) == "outbox_up 1\n");
   CHECK(r.seconds < 2.0);
-  MESSAGE("GET /metrics behind 100 idle connections: " << r.seconds << " s; fds " << r.fds_before << " -> " << r.fds_after);
+  MESSAGE("GET /metrics behind 100 idle connections: " << r.seconds << " s; fds " << r.fds_before << " -> "
+                                                       << r.fds_after);
   // The test's own 100 client sockets, plus at most 16 on the server side (and a little slack).
   CHECK(r.fds_after <= r.fds_before + 100 + 16 + 2);
   CHECK(r.open <= 16);
@@ -332,8 +345,10 @@ TEST_CASE("HEAD /metrics answers the headers of GET, with its Content-Length, an
   const auto [head, get] = outbox::test::run_async([](auto ex) -> asio::awaitable<std::pair<std::string, std::string>> {
     auto server = make_server(ex);
     asio::co_spawn(ex, server.async_run(), asio::detached);
-    auto h = co_await async_exchange(ex, server.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-    auto g = co_await async_exchange(ex, server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    auto h =
+        co_await async_exchange(ex, server.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    auto g =
+        co_await async_exchange(ex, server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     server.stop();
     co_return std::pair{h, g};
   });
@@ -349,15 +364,16 @@ TEST_CASE("HEAD /metrics answers the headers of GET, with its Content-Length, an
 TEST_CASE("a connection that sends nothing is closed after the request timeout") {
   outbox::metrics_server_limits limits;
   limits.request_timeout = 300ms;
-  const auto [got, seconds] = outbox::test::run_async([limits](auto ex) -> asio::awaitable<std::pair<std::string, double>> {
-    auto server = make_server(ex, limits);
-    asio::co_spawn(ex, server.async_run(), asio::detached);
-    const auto start = steady::now();
-    auto answer = co_await async_exchange(ex, server.port(), "", 10s);
-    const double took = std::chrono::duration<double>(steady::now() - start).count();
-    server.stop();
-    co_return std::pair{answer, took};
-  });
+  const auto [got, seconds] =
+      outbox::test::run_async([limits](auto ex) -> asio::awaitable<std::pair<std::string, double>> {
+        auto server = make_server(ex, limits);
+        asio::co_spawn(ex, server.async_run(), asio::detached);
+        const auto start = steady::now();
+        auto answer = co_await async_exchange(ex, server.port(), "", 10s);
+        const double took = std::chrono::duration<double>(steady::now() - start).count();
+        server.stop();
+        co_return std::pair{answer, took};
+      });
   CHECK(got.empty());
   CHECK(seconds >= 0.25);
   CHECK(seconds < 3.0);
@@ -370,9 +386,9 @@ TEST_CASE("requests over the size cap are refused: 431 for headers, 413 for a bo
         asio::co_spawn(ex, server.async_run(), asio::detached);
         auto h = co_await async_exchange(
             ex, server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n");
-        auto b = co_await async_exchange(ex, server.port(),
-                                         "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
-                                             std::string(1000, 'b'));
+        auto b = co_await async_exchange(
+            ex, server.port(),
+            "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + std::string(1000, 'b'));
         server.stop();
         co_return std::pair{h, b};
       });
@@ -390,7 +406,8 @@ TEST_CASE("when every slot holds an idle client, the oldest idle one makes room"
         tcp::socket a(ex), b(ex);
         (void)co_await a.async_connect(local(server.port()), use_tuple);
         (void)co_await b.async_connect(local(server.port()), use_tuple);
-        auto got = co_await async_exchange(ex, server.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        auto got =
+            co_await async_exchange(ex, server.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         // The oldest idle connection was closed by the server: its read ends at once.
         std::array<char, 16> buf{};
         auto [ec, n] = co_await a.async_read_some(asio::buffer(buf), use_tuple);

@@ -87,7 +87,8 @@ TEST_CASE("the status page has a row per destination with state, backlog, lag, c
   const auto page = outbox::render_status_page({m, h, {false, "the database is not reachable"}, now, steady::now()});
   CHECK(page.starts_with("<!DOCTYPE html>"));
   CHECK(occurrences(page, "<tr class=\"destination ") == 4);
-  CHECK(page.find("data-provider=\"tiktok\" data-destination=\"default\" data-state=\"circuit open\"") != std::string::npos);
+  CHECK(page.find("data-provider=\"tiktok\" data-destination=\"default\" data-state=\"circuit open\"") !=
+        std::string::npos);
   CHECK(page.find("<td class=\"backlog\">12</td><td class=\"lag\">75 s</td>") != std::string::npos);
   CHECK(page.find("<td class=\"delivered\">3</td><td class=\"retried\">0</td><td class=\"failed\">2</td>") !=
         std::string::npos);
@@ -103,9 +104,10 @@ TEST_CASE("the status page has a row per destination with state, backlog, lag, c
 TEST_CASE("the status page in headless Chromium, served by the metrics server: one row per destination") {
   const auto now = sys_clock::now();
   asio::io_context io;
-  outbox::metrics_server server(
-      io.get_executor(), "127.0.0.1:0", outbox::metrics_server::snapshot_fn{[now] { return sample_snapshot(now); }},
-      [] { return std::pair<bool, std::string>{true, {}}; });
+  outbox::metrics_server server(io.get_executor(), "127.0.0.1:0",
+                                outbox::metrics_server::snapshot_fn{[now] { return sample_snapshot(now); }}, [] {
+                                  return std::pair<bool, std::string>{true, {}};
+                                });
   asio::co_spawn(io, server.async_run(), asio::detached);
   std::thread loop([&] { io.run(); });
   const auto url = "http://127.0.0.1:" + std::to_string(server.port()) + "/status";

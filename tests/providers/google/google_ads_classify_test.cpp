@@ -71,8 +71,8 @@ TEST_CASE("google_ads batch: one orderId per request; repeats are held back and 
   const std::vector events{
       event("k1", gclid_payload("G1"), 1),
       event("k2", gclid_payload("G2"), 2),
-      event("k1", gclid_payload("G3"), 3),                           // same orderId as row 1
-      event("k4", gclid_payload("G2"), 4),                           // same click and time as row 2
+      event("k1", gclid_payload("G3"), 3),                          // same orderId as row 1
+      event("k4", gclid_payload("G2"), 4),                          // same click and time as row 2
       event("k5", gclid_payload("G2", "2026-09-20T15:00:00Z"), 5),  // same click, later: fine
   };
   const auto req = p.build_request(events, system_clock::now());
@@ -161,8 +161,9 @@ TEST_CASE("google_ads partial failure: one outcome per row code") {
   SUBCASE("several errors for one row: the first decides; errors on several rows each apply") {
     const auto v = classify_google_ads_result(
         sequential(3),
-        reply(200, partial_response(3, {row_error(2, "EXPIRED_EVENT", "old"), row_error(2, "ORDER_ID_ALREADY_IN_USE", "x"),
-                                        row_error(0, "ORDER_ID_ALREADY_IN_USE", "again")})),
+        reply(200,
+              partial_response(3, {row_error(2, "EXPIRED_EVENT", "old"), row_error(2, "ORDER_ID_ALREADY_IN_USE", "x"),
+                                   row_error(0, "ORDER_ID_ALREADY_IN_USE", "again")})),
         system_clock::now());
     CHECK(v.events[0].kind == outcome_kind::delivered);
     CHECK(v.events[1].kind == outcome_kind::delivered);
@@ -175,7 +176,8 @@ TEST_CASE("google_ads partial failure: one outcome per row code") {
   }
   SUBCASE("an error with no row location applies to every row") {
     json error{{"errorCode", {{"conversionUploadError", "EXPIRED_EVENT"}}}, {"message", "old"}};
-    const auto v = classify_google_ads_result(sequential(2), reply(200, partial_response(2, {error})), system_clock::now());
+    const auto v =
+        classify_google_ads_result(sequential(2), reply(200, partial_response(2, {error})), system_clock::now());
     CHECK(v.events[0].kind == outcome_kind::dead);
     CHECK(v.events[1].kind == outcome_kind::dead);
   }
@@ -198,10 +200,10 @@ TEST_CASE("google_ads RPC errors: destination-wide, retryable, and refused batch
     CHECK(v.events[0].error.find("UNAUTHENTICATED") != std::string::npos);
   }
   SUBCASE("403 PERMISSION_DENIED pauses the destination") {
-    const auto body = rpc_error(
-        403, "PERMISSION_DENIED", "The caller does not have permission",
-        json::array({ads_failure({{{"errorCode", {{"authorizationError", "USER_PERMISSION_DENIED"}}},
-                                   {"message", "User doesn't have permission to access customer."}}})}));
+    const auto body =
+        rpc_error(403, "PERMISSION_DENIED", "The caller does not have permission",
+                  json::array({ads_failure({{{"errorCode", {{"authorizationError", "USER_PERMISSION_DENIED"}}},
+                                             {"message", "User doesn't have permission to access customer."}}})}));
     const auto v = classify_google_ads_result(sequential(2), reply(403, body), now);
     REQUIRE(v.pause_destination);
     CHECK(v.pause_destination->find("USER_PERMISSION_DENIED") != std::string::npos);
@@ -216,8 +218,9 @@ TEST_CASE("google_ads RPC errors: destination-wide, retryable, and refused batch
   SUBCASE("CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE says to use google_data_manager") {
     const auto body = rpc_error(
         403, "PERMISSION_DENIED", "The caller does not have permission",
-        json::array({ads_failure({{{"errorCode", {{"notAllowlistedError", "CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE"}}},
-                                   {"message", "The customer is not allowlisted for this feature."}}})}));
+        json::array(
+            {ads_failure({{{"errorCode", {{"notAllowlistedError", "CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE"}}},
+                           {"message", "The customer is not allowlisted for this feature."}}})}));
     const auto v = classify_google_ads_result(sequential(1), reply(403, body), now);
     REQUIRE(v.pause_destination);
     CHECK(v.pause_destination->find("CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE") != std::string::npos);
@@ -226,8 +229,9 @@ TEST_CASE("google_ads RPC errors: destination-wide, retryable, and refused batch
   SUBCASE("400 NO_CONVERSION_ACTION_FOUND pauses instead of killing every row") {
     const auto body = rpc_error(
         400, "INVALID_ARGUMENT", "Request contains an invalid argument.",
-        json::array({ads_failure({{{"errorCode", {{"conversionUploadError", "NO_CONVERSION_ACTION_FOUND"}}},
-                                   {"message", "The conversion action specified in the upload request cannot be found."}}})}));
+        json::array(
+            {ads_failure({{{"errorCode", {{"conversionUploadError", "NO_CONVERSION_ACTION_FOUND"}}},
+                           {"message", "The conversion action specified in the upload request cannot be found."}}})}));
     const auto v = classify_google_ads_result(sequential(1), reply(400, body), now);
     REQUIRE(v.pause_destination);
     CHECK(v.pause_destination->find("conversion_action_id") != std::string::npos);
@@ -239,8 +243,9 @@ TEST_CASE("google_ads RPC errors: destination-wide, retryable, and refused batch
     CHECK(v.pause_destination->find("api_version") != std::string::npos);
   }
   SUBCASE("429 RESOURCE_EXHAUSTED honours google.rpc.RetryInfo") {
-    const auto body = rpc_error(429, "RESOURCE_EXHAUSTED", "Too many requests",
-                                json::array({{{"@type", "type.googleapis.com/google.rpc.RetryInfo"}, {"retryDelay", "30s"}}}));
+    const auto body =
+        rpc_error(429, "RESOURCE_EXHAUSTED", "Too many requests",
+                  json::array({{{"@type", "type.googleapis.com/google.rpc.RetryInfo"}, {"retryDelay", "30s"}}}));
     const auto v = classify_google_ads_result(sequential(2), reply(429, body, {{"retry-after", "5"}}), now);
     CHECK(v.events[0].kind == outcome_kind::retry);
     CHECK(v.events[0].retry_after == std::chrono::seconds{30});
@@ -250,9 +255,10 @@ TEST_CASE("google_ads RPC errors: destination-wide, retryable, and refused batch
   SUBCASE("429 honours Ads quotaErrorDetails.retryDelay, rounded up") {
     const auto body = rpc_error(
         429, "RESOURCE_EXHAUSTED", "Resource has been exhausted",
-        json::array({ads_failure({{{"errorCode", {{"quotaError", "RESOURCE_EXHAUSTED"}}},
-                                   {"message", "Too many requests."},
-                                   {"details", {{"quotaErrorDetails", {{"rateScope", "DEVELOPER"}, {"retryDelay", "12.5s"}}}}}}})}));
+        json::array({ads_failure(
+            {{{"errorCode", {{"quotaError", "RESOURCE_EXHAUSTED"}}},
+              {"message", "Too many requests."},
+              {"details", {{"quotaErrorDetails", {{"rateScope", "DEVELOPER"}, {"retryDelay", "12.5s"}}}}}}})}));
     const auto v = classify_google_ads_result(sequential(1), reply(429, body), now);
     CHECK(v.events[0].retry_after == std::chrono::seconds{13});
   }
@@ -281,9 +287,10 @@ TEST_CASE("google_ads RPC errors: destination-wide, retryable, and refused batch
     CHECK(v.events[0].error.find("timeout") != std::string::npos);
   }
   SUBCASE("400 INVALID_ARGUMENT for one conversion: dead with Google's message") {
-    const auto body = rpc_error(400, "INVALID_ARGUMENT", "Request contains an invalid argument.",
-                                json::array({ads_failure({{{"errorCode", {{"requestError", "INVALID_INPUT"}}},
-                                                           {"message", "Bad conversion."}}})}));
+    const auto body = rpc_error(
+        400, "INVALID_ARGUMENT", "Request contains an invalid argument.",
+        json::array(
+            {ads_failure({{{"errorCode", {{"requestError", "INVALID_INPUT"}}}, {"message", "Bad conversion."}}})}));
     const auto v = classify_google_ads_result(sequential(1), reply(400, body), now);
     CHECK(v.events[0].kind == outcome_kind::dead);
     CHECK(v.events[0].error.find("INVALID_INPUT") != std::string::npos);
@@ -298,9 +305,9 @@ TEST_CASE("google_ads RPC errors: destination-wide, retryable, and refused batch
     }
   }
   SUBCASE("400 for a batch with located errors: those rows dead, the others resent alone") {
-    const auto body = rpc_error(400, "INVALID_ARGUMENT", "Request contains an invalid argument.",
-                                json::array({ads_failure({row_error(1, "INVALID_FIELD_VALUES_IN_DATE_TIME", "bad date",
-                                                                    "dateError")})}));
+    const auto body = rpc_error(
+        400, "INVALID_ARGUMENT", "Request contains an invalid argument.",
+        json::array({ads_failure({row_error(1, "INVALID_FIELD_VALUES_IN_DATE_TIME", "bad date", "dateError")})}));
     const auto v = classify_google_ads_result(sequential(3), reply(400, body), now);
     CHECK(v.events[0].resend_alone);
     CHECK(v.events[1].kind == outcome_kind::dead);

@@ -102,13 +102,26 @@ TEST_CASE("google_ads settings: every problem names its key and no secret is ech
     const char* value;  // nullptr: remove the key
   };
   const std::vector<row> table{
-      {"customer_id", nullptr},          {"customer_id", "12345"},          {"customer_id", "123-456-789a"},
-      {"conversion_action_id", nullptr}, {"conversion_action_id", "abc"},   {"login_customer_id", "42"},
-      {"client_id", nullptr},            {"client_secret", nullptr},        {"refresh_token", nullptr},
-      {"token_url", "ftp://x"},          {"base_url", "googleads.com"},     {"base_url", "https://x/?q=1"},
-      {"api_version", "26"},             {"api_version", "v26_1"},          {"validate_only", "maybe"},
-      {"batch_size", "0"},               {"batch_size", "2001"},            {"batch_size", "ten"},
-      {"default_phone_country_code", "0044"}, {"default_phone_country_code", "+1234"},
+      {"customer_id", nullptr},
+      {"customer_id", "12345"},
+      {"customer_id", "123-456-789a"},
+      {"conversion_action_id", nullptr},
+      {"conversion_action_id", "abc"},
+      {"login_customer_id", "42"},
+      {"client_id", nullptr},
+      {"client_secret", nullptr},
+      {"refresh_token", nullptr},
+      {"token_url", "ftp://x"},
+      {"base_url", "googleads.com"},
+      {"base_url", "https://x/?q=1"},
+      {"api_version", "26"},
+      {"api_version", "v26_1"},
+      {"validate_only", "maybe"},
+      {"batch_size", "0"},
+      {"batch_size", "2001"},
+      {"batch_size", "ten"},
+      {"default_phone_country_code", "0044"},
+      {"default_phone_country_code", "+1234"},
       {"developer_token", "has space"},
   };
   for (const auto& r : table) {
@@ -138,12 +151,12 @@ TEST_CASE("conversionDateTime: the frozen event_time in UTC, 'yyyy-mm-dd hh:mm:s
   CHECK(google_ads_date_time(1798761599) == "2026-12-31 23:59:59+00:00");
   // An RFC 3339 time with an offset is converted to UTC.
   const google_ads_provider p{destination()};
-  const auto req = p.build_request(std::vector{event("k", gclid_payload("G1", "2026-09-20T16:03:59+02:00"))},
-                                   system_clock::now());
+  const auto req =
+      p.build_request(std::vector{event("k", gclid_payload("G1", "2026-09-20T16:03:59+02:00"))}, system_clock::now());
   CHECK(json::parse(req.body)["conversions"][0]["conversionDateTime"] == "2026-09-20 14:03:59+00:00");
   // Unix seconds work too.
-  const auto req2 = p.build_request(std::vector{event("k", json{{"event_time", 1790000000}, {"gclid", "G1"}})},
-                                    system_clock::now());
+  const auto req2 =
+      p.build_request(std::vector{event("k", json{{"event_time", 1790000000}, {"gclid", "G1"}})}, system_clock::now());
   CHECK(json::parse(req2.body)["conversions"][0]["conversionDateTime"] == "2026-09-21 14:13:20+00:00");
 }
 
@@ -154,14 +167,13 @@ TEST_CASE("google_ads request: golden body, headers and URL") {
   const auto req = p.build_request(events, system_clock::now());
   CHECK(req.method == "POST");
   CHECK(req.url == "https://googleads.googleapis.com/v26/customers/1234567890:uploadClickConversions");
-  CHECK(req.body ==
-        R"({"conversions":[{"consent":{"adUserData":"GRANTED"},)"
-        R"("conversionAction":"customers/1234567890/conversionActions/987654",)"
-        R"("conversionDateTime":"2026-09-20 14:03:00+00:00","conversionValue":123.45,"currencyCode":"USD",)"
-        R"("gclid":"Cj0KCQjw-abc_123","orderId":"key-1","userIdentifiers":[)"
-        R"({"hashedEmail":"223ebda6f6889b1494551ba902d9d381daf2f642bae055888e96343d53e9f9c4"},)"
-        R"({"hashedPhoneNumber":"9f7ec22d72092cd3c0b58726ed9c2d91b92e51a3f29837508fb2948bb22dd2fd"}]}],)"
-        R"("partialFailure":true})");
+  CHECK(req.body == R"({"conversions":[{"consent":{"adUserData":"GRANTED"},)"
+                    R"("conversionAction":"customers/1234567890/conversionActions/987654",)"
+                    R"("conversionDateTime":"2026-09-20 14:03:00+00:00","conversionValue":123.45,"currencyCode":"USD",)"
+                    R"("gclid":"Cj0KCQjw-abc_123","orderId":"key-1","userIdentifiers":[)"
+                    R"({"hashedEmail":"223ebda6f6889b1494551ba902d9d381daf2f642bae055888e96343d53e9f9c4"},)"
+                    R"({"hashedPhoneNumber":"9f7ec22d72092cd3c0b58726ed9c2d91b92e51a3f29837508fb2948bb22dd2fd"}]}],)"
+                    R"("partialFailure":true})");
   const auto header = [&](std::string_view name) -> std::optional<std::string> {
     for (const auto& [n, v] : req.headers) {
       if (n == name) return v;
@@ -199,8 +211,9 @@ TEST_CASE("google_ads request: golden body, headers and URL") {
 TEST_CASE("Google email rules: the providers.md vector, and other domains keep dots and tags") {
   const google_ads_provider p{destination()};
   const auto hashed = [&](std::string email) {
-    const auto req = p.build_request(
-        std::vector{event("k", json{{"event_time", 1790000000}, {"gclid", "G"}, {"email", email}})}, system_clock::now());
+    const auto req =
+        p.build_request(std::vector{event("k", json{{"event_time", 1790000000}, {"gclid", "G"}, {"email", email}})},
+                        system_clock::now());
     return json::parse(req.body)["conversions"][0]["userIdentifiers"][0]["hashedEmail"].get<std::string>();
   };
   CHECK(hashed("cloudy.sanfrancisco+shopping@gmail.com") == gmail_hash);
@@ -247,21 +260,21 @@ TEST_CASE("google_ads mapping: one click id, consent, value, and extra.google_ad
     auto s = good_google_settings("customer_id");
     s["default_phone_country_code"] = "1";
     const google_ads_provider q{make_google_ads_destination(s, {})};
-    const auto req = q.build_request(
-        std::vector{event("k", json{{"event_time", 1}, {"gclid", "G"}, {"phone", "(213) 373-4253"}})},
-        system_clock::now());
+    const auto req =
+        q.build_request(std::vector{event("k", json{{"event_time", 1}, {"gclid", "G"}, {"phone", "(213) 373-4253"}})},
+                        system_clock::now());
     CHECK(json::parse(req.body)["conversions"][0]["userIdentifiers"][0]["hashedPhoneNumber"] == phone_hash);
   }
   SUBCASE("extra.google_ads adds and overrides fields, null removes one; orderId and conversionAction stay ours") {
     auto payload = full_payload();
-    payload["extra"] = {{"google_ads",
-                         {{"customVariables", json::array({{{"conversionCustomVariable", "customers/1/cv/2"},
-                                                             {"value", "gold"}}})},
-                          {"conversionValue", 99},
-                          {"userIdentifiers", nullptr},
-                          {"orderId", "not-ours"},
-                          {"conversionAction", "customers/1/conversionActions/1"}}},
-                        {"meta", {{"ignored", true}}}};
+    payload["extra"] = {
+        {"google_ads",
+         {{"customVariables", json::array({{{"conversionCustomVariable", "customers/1/cv/2"}, {"value", "gold"}}})},
+          {"conversionValue", 99},
+          {"userIdentifiers", nullptr},
+          {"orderId", "not-ours"},
+          {"conversionAction", "customers/1/conversionActions/1"}}},
+        {"meta", {{"ignored", true}}}};
     const auto c = conversion(payload, "key-9");
     CHECK(c["customVariables"][0]["value"] == "gold");
     CHECK(c["conversionValue"] == 99);

@@ -65,11 +65,16 @@ TEST_CASE("google_data_manager settings") {
     const char* key;
     const char* value;
   };
-  const std::vector<row> table{{"account_id", nullptr},      {"account_id", "12-34"},
-                               {"conversion_action_id", nullptr}, {"conversion_action_id", "x1"},
-                               {"login_account_id", "5"},    {"client_secret", nullptr},
-                               {"refresh_token", nullptr},   {"base_url", "datamanager.googleapis.com"},
-                               {"batch_size", "2001"},       {"validate_only", "perhaps"},
+  const std::vector<row> table{{"account_id", nullptr},
+                               {"account_id", "12-34"},
+                               {"conversion_action_id", nullptr},
+                               {"conversion_action_id", "x1"},
+                               {"login_account_id", "5"},
+                               {"client_secret", nullptr},
+                               {"refresh_token", nullptr},
+                               {"base_url", "datamanager.googleapis.com"},
+                               {"batch_size", "2001"},
+                               {"validate_only", "perhaps"},
                                {"token_url", "mailto:x"}};
   for (const auto& r : table) {
     CAPTURE(r.key);
@@ -114,7 +119,8 @@ TEST_CASE("google_data_manager request: validateOnly, loginAccount, offsets, ext
   const google_data_manager_provider p{make_google_data_manager_destination(s, {{"x-trace", "1"}})};
   auto payload = full_payload();
   payload["event_time"] = "2026-09-20T16:03:00.750+02:00";
-  payload["extra"] = {{"google_data_manager", {{"eventSource", "PHONE"}, {"transactionId", "nope"}, {"currency", nullptr}}}};
+  payload["extra"] = {
+      {"google_data_manager", {{"eventSource", "PHONE"}, {"transactionId", "nope"}, {"currency", nullptr}}}};
   const std::vector events{event("k1", payload, 1), event("k2", json{{"event_time", 1}, {"wbraid", "W"}}, 2),
                            event("k1", json{{"event_time", 2}, {"gbraid", "B"}}, 3)};
   const auto req = p.build_request(events, system_clock::now());
@@ -150,8 +156,12 @@ TEST_CASE("google_data_manager validate") {
   CHECK(problem(json{{"gclid", "G"}}).starts_with("event_time:"));
   CHECK(problem(json{{"event_time", 1}, {"gclid", "G"}, {"consent", {{"ad_user_data", "maybe"}}}}).empty());
   // An address alone is an identifier: given name, family name and country.
-  CHECK(problem(json{{"event_time", 1}, {"first_name", "Ana"}, {"last_name", "Lima"}, {"country", "Brazil"},
-                     {"zip", "01310-100"}}).empty());
+  CHECK(problem(json{{"event_time", 1},
+                     {"first_name", "Ana"},
+                     {"last_name", "Lima"},
+                     {"country", "Brazil"},
+                     {"zip", "01310-100"}})
+            .empty());
   // Google requires the postal code in an address identifier: without it there is none.
   CHECK(problem(json{{"event_time", 1}, {"first_name", "Ana"}, {"last_name", "Lima"}, {"country", "Brazil"}})
             .starts_with("gclid:"));
@@ -167,12 +177,14 @@ TEST_CASE("google_data_manager classification") {
   }
   SUBCASE("400 INVALID_ARGUMENT for one event: dead with Google's reason") {
     const auto v = classify_data_manager_result(
-        sequential(1), reply(400, dm_error(400, "INVALID_ARGUMENT", "INVALID_FORMAT", "events[0].event_timestamp")), now);
+        sequential(1), reply(400, dm_error(400, "INVALID_ARGUMENT", "INVALID_FORMAT", "events[0].event_timestamp")),
+        now);
     CHECK(v.events[0].kind == outcome_kind::dead);
     CHECK(v.events[0].error.find("INVALID_FORMAT") != std::string::npos);
   }
   SUBCASE("400 for a batch without a location: every event resent alone") {
-    const auto v = classify_data_manager_result(sequential(3), reply(400, dm_error(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT")), now);
+    const auto v = classify_data_manager_result(sequential(3),
+                                                reply(400, dm_error(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT")), now);
     for (const auto& e : v.events) {
       CHECK(e.kind == outcome_kind::retry);
       CHECK(e.resend_alone);
@@ -196,7 +208,8 @@ TEST_CASE("google_data_manager classification") {
                                "INVALID_CONVERSION_ACTION_TYPE"}) {
       CAPTURE(reason);
       const auto v = classify_data_manager_result(
-          sequential(2), reply(400, dm_error(400, "INVALID_ARGUMENT", reason, "destinations[0]", "bad destination")), now);
+          sequential(2), reply(400, dm_error(400, "INVALID_ARGUMENT", reason, "destinations[0]", "bad destination")),
+          now);
       REQUIRE(v.pause_destination);
       CHECK(v.pause_destination->find(reason) != std::string::npos);
       CHECK(v.events[0].kind == outcome_kind::retry);
@@ -204,25 +217,28 @@ TEST_CASE("google_data_manager classification") {
     }
   }
   SUBCASE("401 asks for a fresh token") {
-    const auto v = classify_data_manager_result(
-        sequential(2), reply(401, dm_error(401, "UNAUTHENTICATED", "ACCESS_TOKEN_EXPIRED", "", "Request had invalid authentication credentials.")),
-        now);
+    const auto v = classify_data_manager_result(sequential(2),
+                                                reply(401, dm_error(401, "UNAUTHENTICATED", "ACCESS_TOKEN_EXPIRED", "",
+                                                                    "Request had invalid authentication credentials.")),
+                                                now);
     CHECK(v.reauthenticate);
     CHECK(v.events[0].kind == outcome_kind::retry);
   }
   SUBCASE("403 pauses and mentions the datamanager scope") {
     const auto v = classify_data_manager_result(
-        sequential(1), reply(403, dm_error(403, "PERMISSION_DENIED", "PERMISSION_DENIED", "", "The caller does not have permission")),
+        sequential(1),
+        reply(403, dm_error(403, "PERMISSION_DENIED", "PERMISSION_DENIED", "", "The caller does not have permission")),
         now);
     REQUIRE(v.pause_destination);
     CHECK(v.pause_destination->find("auth/datamanager") != std::string::npos);
   }
   SUBCASE("429 honours RetryInfo, then Retry-After; 5xx retried") {
-    json body{{"error",
-               {{"code", 429},
-                {"status", "RESOURCE_EXHAUSTED"},
-                {"message", "Quota exceeded"},
-                {"details", json::array({{{"@type", "type.googleapis.com/google.rpc.RetryInfo"}, {"retryDelay", "20s"}}})}}}};
+    json body{
+        {"error",
+         {{"code", 429},
+          {"status", "RESOURCE_EXHAUSTED"},
+          {"message", "Quota exceeded"},
+          {"details", json::array({{{"@type", "type.googleapis.com/google.rpc.RetryInfo"}, {"retryDelay", "20s"}}})}}}};
     auto v = classify_data_manager_result(sequential(2), reply(429, body.dump()), now);
     CHECK(v.events[0].kind == outcome_kind::retry);
     CHECK(v.events[0].retry_after == std::chrono::seconds{20});
@@ -249,7 +265,8 @@ TEST_CASE("google_data_manager batch split: Google's documented path events.even
                                "The SHA256 encoded value is malformed."));
   };
   SUBCASE("events.events[1]: only that row dead, the others resent alone") {
-    const auto v = classify_data_manager_result(sequential(3), refused("events.events[1].user_data.user_identifiers[0]"), now);
+    const auto v =
+        classify_data_manager_result(sequential(3), refused("events.events[1].user_data.user_identifiers[0]"), now);
     CHECK(v.events[0].kind == outcome_kind::retry);
     CHECK(v.events[0].resend_alone);
     CHECK(v.events[1].kind == outcome_kind::dead);
@@ -271,7 +288,8 @@ TEST_CASE("google_data_manager batch split: Google's documented path events.even
     CHECK(v.events[3].kind == outcome_kind::retry);
   }
   SUBCASE("a path outside events[] names no row: every row resent alone") {
-    const auto v = classify_data_manager_result(sequential(2), refused("destinations[0].login_account.account_id"), now);
+    const auto v =
+        classify_data_manager_result(sequential(2), refused("destinations[0].login_account.account_id"), now);
     for (const auto& e : v.events) {
       CHECK(e.kind == outcome_kind::retry);
       CHECK(e.resend_alone);
@@ -285,21 +303,22 @@ TEST_CASE("google_data_manager batch split: Google's documented path events.even
 
 TEST_CASE("google_data_manager request id from the events:ingest answer") {
   CHECK(data_manager_request_id(R"({"requestId":"a1b2-c3"})") == "a1b2-c3");
-  CHECK(data_manager_request_id(R"({"requestId":"r-9","fieldWarnings":[{"reason":"X","field":"events[0]"}]})") == "r-9");
-  CHECK(data_manager_request_id("{}").empty());                 // validateOnly: "Only errors are returned"
+  CHECK(data_manager_request_id(R"({"requestId":"r-9","fieldWarnings":[{"reason":"X","field":"events[0]"}]})") ==
+        "r-9");
+  CHECK(data_manager_request_id("{}").empty());                   // validateOnly: "Only errors are returned"
   CHECK(data_manager_request_id(R"({"requestId":42})").empty());  // not a string
   CHECK(data_manager_request_id("not json").empty());
   CHECK(data_manager_request_id(R"(["requestId"])").empty());
   CHECK(data_manager_request_id(R"({"requestId":"line\nbreak"})").find('\n') == std::string::npos);
 
-  const auto accepted = classify_data_manager_result(sequential(2), reply(200, R"({"requestId":"r-1"})"),
-                                                     system_clock::now());
+  const auto accepted =
+      classify_data_manager_result(sequential(2), reply(200, R"({"requestId":"r-1"})"), system_clock::now());
   CHECK(accepted.request_id == "r-1");
   const auto checked = classify_data_manager_result(sequential(2), reply(200, "{}"), system_clock::now());
   CHECK(checked.request_id.empty());
   CHECK(checked.events[0].kind == outcome_kind::delivered);
-  const auto refused = classify_data_manager_result(sequential(1), reply(503, R"({"requestId":"r-2"})"),
-                                                    system_clock::now());
+  const auto refused =
+      classify_data_manager_result(sequential(1), reply(503, R"({"requestId":"r-2"})"), system_clock::now());
   CHECK(refused.request_id.empty());  // only an accepted request is reconciled
 }
 
@@ -323,8 +342,10 @@ TEST_CASE("google_data_manager status: each requestStatus") {
   const json invalid_gclid = {{"recordCount", "3"}, {"reason", "PROCESSING_ERROR_REASON_INVALID_GCLID"}};
   const json too_old = {{"recordCount", "2"}, {"reason", "PROCESSING_ERROR_REASON_EVENT_TOO_OLD"}};
   const std::vector<row> table{
-      {"SUCCESS", {{"requestStatus", "SUCCESS"}, {"eventsIngestionStatus", {{"recordCount", "10"}}}},
-       request_state::success, "10 ingested"},
+      {"SUCCESS",
+       {{"requestStatus", "SUCCESS"}, {"eventsIngestionStatus", {{"recordCount", "10"}}}},
+       request_state::success,
+       "10 ingested"},
       {"PROCESSING", {{"requestStatus", "PROCESSING"}}, request_state::processing, ""},
       {"FAILED",
        {{"requestStatus", "FAILED"}, {"errorInfo", error_counts("errorCounts", json::array({invalid_gclid, too_old}))}},
@@ -335,14 +356,18 @@ TEST_CASE("google_data_manager status: each requestStatus") {
         {"eventsIngestionStatus", {{"recordCount", "7"}}},
         {"errorInfo", error_counts("errorCounts", json::array({invalid_gclid}))},
         {"warningInfo", error_counts("warningCounts", json::array({{{"recordCount", "1"},
-                                                                     {"reason", "PROCESSING_WARNING_REASON_X"}}}))}},
+                                                                    {"reason", "PROCESSING_WARNING_REASON_X"}}}))}},
        request_state::partial_success,
        "7 ingested; errors: 3 PROCESSING_ERROR_REASON_INVALID_GCLID; warnings: 1 PROCESSING_WARNING_REASON_X"},
       // Not final for Google ("repeat until SUCCESS, PARTIAL_SUCCESS, or FAILURE"): asked again.
-      {"REQUEST_STATUS_UNKNOWN", {{"requestStatus", "REQUEST_STATUS_UNKNOWN"}}, request_state::processing,
+      {"REQUEST_STATUS_UNKNOWN",
+       {{"requestStatus", "REQUEST_STATUS_UNKNOWN"}},
+       request_state::processing,
        "requestStatus REQUEST_STATUS_UNKNOWN"},
       {"a value added later", {{"requestStatus", "QUEUED"}}, request_state::processing, "requestStatus QUEUED"},
-      {"no requestStatus", {{"eventsIngestionStatus", {{"recordCount", "1"}}}}, request_state::processing,
+      {"no requestStatus",
+       {{"eventsIngestionStatus", {{"recordCount", "1"}}}},
+       request_state::processing,
        "requestStatus missing; 1 ingested"},
   };
   for (const auto& r : table) {
@@ -356,11 +381,13 @@ TEST_CASE("google_data_manager status: each requestStatus") {
 
 TEST_CASE("google_data_manager status: int64 counts arrive as strings (numbers accepted too)") {
   const auto detail = [](json count) {
-    return read_data_manager_status(reply(200, status_body({{"requestStatus", "FAILED"},
-                                                            {"errorInfo", error_counts("errorCounts", json::array({{
-                                                                              {"recordCount", std::move(count)},
-                                                                              {"reason", "PROCESSING_ERROR_REASON_NO_CONSENT"},
-                                                                          }}))}})))
+    return read_data_manager_status(
+               reply(200, status_body({{"requestStatus", "FAILED"},
+                                       {"errorInfo", error_counts("errorCounts",
+                                                                  json::array({{
+                                                                      {"recordCount", std::move(count)},
+                                                                      {"reason", "PROCESSING_ERROR_REASON_NO_CONSENT"},
+                                                                  }}))}})))
         .detail;
   };
   CHECK(detail("9007199254740993") == "errors: 9007199254740993 PROCESSING_ERROR_REASON_NO_CONSENT");  // past 2^53

@@ -51,8 +51,6 @@ std::string payload(json fields) {
   return fields.dump();
 }
 
-
-
 }  // namespace
 
 TEST_CASE("google_ads: a mixed batch gets one outcome per row from partialFailureError") {
@@ -65,7 +63,9 @@ TEST_CASE("google_ads: a mixed batch gets one outcome per row from partialFailur
 
   // Enqueued before the engine starts, so one claim takes them all: one request.
   const auto good = h.enqueue(101, "Purchase",
-                              payload({{"gclid", "G-good-1"}, {"value", 10.5}, {"currency", "EUR"},
+                              payload({{"gclid", "G-good-1"},
+                                       {"value", 10.5},
+                                       {"currency", "EUR"},
                                        {"email", "Cloudy.SanFrancisco+crm@gmail.com"}}),
                               "google_ads");
   const auto good_braid = h.enqueue(102, "Purchase", payload({{"wbraid", "W-good-2"}}), "google_ads");
@@ -116,9 +116,10 @@ TEST_CASE("google_ads: a mixed batch gets one outcome per row from partialFailur
   // TOO_RECENT_EVENT: retried in 6 hours, as Google asks.
   CHECK(h.state_of(recent) == "pending");
   CHECK(h.column_of(recent, "last_error").find("TOO_RECENT_EVENT") != std::string::npos);
-  CHECK(h.db.scalar("SELECT count(*) FROM event_delivery WHERE id = $1 AND next_attempt_at > now() + interval '5 hours 50 "
-                    "minutes'",
-                    {std::to_string(recent)}) == 1);
+  CHECK(h.db.scalar(
+            "SELECT count(*) FROM event_delivery WHERE id = $1 AND next_attempt_at > now() + interval '5 hours 50 "
+            "minutes'",
+            {std::to_string(recent)}) == 1);
   CHECK(google.refreshes() == 1);
   h.stop();
 }
@@ -130,7 +131,7 @@ TEST_CASE("google_ads: short-lived tokens are refreshed one at a time, and a ref
   // revocation below (under ASan on a slow VM a wave can take a second) still uses the
   // revoked token instead of refreshing on schedule first.
   opts.token_lifetime = 4s;
-  opts.token_delay = 150ms;    // wide enough for concurrent requests to pile up behind a refresh
+  opts.token_delay = 150ms;  // wide enough for concurrent requests to pile up behind a refresh
   fake_google google(ca, opts);
   engine_harness h([&](auto& env) {
     google_ads_env(env, google, ca);
@@ -222,7 +223,9 @@ TEST_CASE("google_data_manager: events ingested, and validateOnly in the body wh
     env["OUTBOX_DEST__GOOGLE_DATA_MANAGER__DEFAULT__LOGIN_ACCOUNT_ID"] = "111-222-3333";
   });
   const auto a = h.enqueue(501, "Purchase",
-                           payload({{"gclid", "G-501"}, {"value", 42}, {"currency", "USD"},
+                           payload({{"gclid", "G-501"},
+                                    {"value", 42},
+                                    {"currency", "USD"},
                                     {"phone", "+1 (213) 373-4253"},
                                     {"consent", {{"ad_user_data", "GRANTED"}, {"ad_personalization", "GRANTED"}}}}),
                            "google_data_manager");
@@ -248,7 +251,8 @@ TEST_CASE("google_data_manager: events ingested, and validateOnly in the body wh
   CHECK_FALSE(real->header("login-customer-id").has_value());
   const auto body = json::parse(real->body);
   CHECK(body["encoding"] == "HEX");
-  CHECK(body["destinations"][0]["operatingAccount"] == json{{"accountType", "GOOGLE_ADS"}, {"accountId", "1234567890"}});
+  CHECK(body["destinations"][0]["operatingAccount"] ==
+        json{{"accountType", "GOOGLE_ADS"}, {"accountId", "1234567890"}});
   CHECK(body["destinations"][0]["loginAccount"]["accountId"] == "1112223333");
   CHECK(body["destinations"][0]["productDestinationId"] == "987654");
   REQUIRE(body["events"].size() == 2);
@@ -271,8 +275,8 @@ TEST_CASE("google_data_manager: events ingested, and validateOnly in the body wh
   CHECK_FALSE(second.contains("adIdentifiers"));
   CHECK(second["userData"]["userIdentifiers"][0].contains("emailAddress"));
   // The attempt log keeps Google's requestId for requestStatus:retrieve.
-  auto log = h.db.query("SELECT response_excerpt FROM event_delivery_attempt WHERE delivery_id = $1",
-                        {std::to_string(a)});
+  auto log =
+      h.db.query("SELECT response_excerpt FROM event_delivery_attempt WHERE delivery_id = $1", {std::to_string(a)});
   REQUIRE(log.rows() == 1);
   CHECK(std::string(log.text(0, 0)).find("requestId") != std::string::npos);
   h.stop();

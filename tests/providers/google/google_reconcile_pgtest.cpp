@@ -66,9 +66,10 @@ struct request_row {
 };
 
 request_row request_of(const engine_harness& h, const std::string& request_id) {
-  const auto r = h.db.query("SELECT status, coalesce(detail, ''), row_count, checks FROM provider_request "
-                            "WHERE provider = 'google_data_manager' AND destination = 'default' AND request_id = $1",
-                            {request_id});
+  const auto r = h.db.query(
+      "SELECT status, coalesce(detail, ''), row_count, checks FROM provider_request "
+      "WHERE provider = 'google_data_manager' AND destination = 'default' AND request_id = $1",
+      {request_id});
   if (r.rows() != 1) return {};
   return {std::string(r.text(0, 0)), std::string(r.text(0, 1)), r.int64(0, 2), r.int64(0, 3)};
 }
@@ -96,8 +97,9 @@ void check_one_row_per_request(const engine_harness& h, fake_google& google) {
 }
 
 long long terminate_reconciler_connection(const engine_harness& h) {
-  return h.db.scalar("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
-                     "WHERE datname = current_database() AND application_name = 'outbox-dispatcher reconciler'");
+  return h.db.scalar(
+      "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
+      "WHERE datname = current_database() AND application_name = 'outbox-dispatcher reconciler'");
 }
 
 }  // namespace
@@ -145,8 +147,9 @@ TEST_CASE("google_data_manager reconciliation: PROCESSING, then SUCCESS, one pro
   h.stop();
 }
 
-TEST_CASE("google_data_manager reconciliation: PARTIAL_SUCCESS and FAILURE keep Google's reasons; 503 and 429 are "
-          "asked again") {
+TEST_CASE(
+    "google_data_manager reconciliation: PARTIAL_SUCCESS and FAILURE keep Google's reasons; 503 and 429 are "
+    "asked again") {
   outbox::test::test_ca ca;
   fake_google_options opts;
   opts.processing_reads = 1000000;  // every request processing until scripted below
@@ -159,16 +162,18 @@ TEST_CASE("google_data_manager reconciliation: PARTIAL_SUCCESS and FAILURE keep 
   const auto ids = google.statuses().request_ids();
   if (ids.size() != 3) MESSAGE(h.logs());
   REQUIRE(ids.size() == 3);  // batches of two
-  for (const auto& id : ids) REQUIRE(eventually([&] { return request_of(h, id).status == "PROCESSING"; }, final_deadline));
+  for (const auto& id : ids)
+    REQUIRE(eventually([&] { return request_of(h, id).status == "PROCESSING"; }, final_deadline));
 
   // Scripted once each request was read: what its following reads answer.
   const std::vector<int> reads_before{
-      google.statuses().script(ids[0], {status_answer::partial_success({{"PROCESSING_ERROR_REASON_INVALID_GCLID", 1}})}),
+      google.statuses().script(ids[0],
+                               {status_answer::partial_success({{"PROCESSING_ERROR_REASON_INVALID_GCLID", 1}})}),
       google.statuses().script(ids[1], {status_answer::unavailable(),
                                         status_answer::failed({{"PROCESSING_ERROR_REASON_EVENT_TOO_OLD", 1},
                                                                {"PROCESSING_ERROR_REASON_CLICK_NOT_FOUND", 1}})}),
-      google.statuses().script(ids[2], {status_answer::unavailable(), status_answer::quota_exceeded(),
-                                        status_answer::success()})};
+      google.statuses().script(
+          ids[2], {status_answer::unavailable(), status_answer::quota_exceeded(), status_answer::success()})};
 
   REQUIRE(wait_status(h, ids[0], "PARTIAL_SUCCESS"));
   REQUIRE(wait_status(h, ids[1], "FAILURE"));
@@ -177,8 +182,7 @@ TEST_CASE("google_data_manager reconciliation: PARTIAL_SUCCESS and FAILURE keep 
   const auto failed = request_of(h, ids[1]);
   CHECK(partial.detail.find("errors: 1 PROCESSING_ERROR_REASON_INVALID_GCLID") != std::string::npos);
   CHECK(partial.detail.find("ingested") != std::string::npos);
-  CHECK(failed.detail ==
-        "errors: 1 PROCESSING_ERROR_REASON_EVENT_TOO_OLD, 1 PROCESSING_ERROR_REASON_CLICK_NOT_FOUND");
+  CHECK(failed.detail == "errors: 1 PROCESSING_ERROR_REASON_EVENT_TOO_OLD, 1 PROCESSING_ERROR_REASON_CLICK_NOT_FOUND");
   // The unreadable answers were asked again: exactly one read per scripted answer.
   CHECK(google.statuses().reads(ids[0]) == reads_before[0] + 1);
   CHECK(google.statuses().reads(ids[1]) == reads_before[1] + 2);
@@ -225,15 +229,17 @@ TEST_CASE("google_data_manager reconciliation: the reconciler's connection is te
   h.stop();
 }
 
-TEST_CASE("google_data_manager reconciliation: an id Google does not know is UNKNOWN at once; a refused token is "
-          "replaced") {
+TEST_CASE(
+    "google_data_manager reconciliation: an id Google does not know is UNKNOWN at once; a refused token is "
+    "replaced") {
   outbox::test::test_ca ca;
   fake_google google(ca);
   google.statuses().script_next({status_answer::processing()});
   engine_harness h([&](auto& env) { reconciled_env(env, google, ca); });
   // As if accepted long ago by a Google that no longer knows the id.
-  h.db.query("INSERT INTO provider_request (provider, destination, request_id, row_count, next_check_at) "
-             "VALUES ('google_data_manager', 'default', 'forgotten-1', 5, now())");
+  h.db.query(
+      "INSERT INTO provider_request (provider, destination, request_id, row_count, next_check_at) "
+      "VALUES ('google_data_manager', 'default', 'forgotten-1', 5, now())");
   const auto row = enqueue(h, 401);
   h.start();
   REQUIRE(h.wait_state(row, "sent"));

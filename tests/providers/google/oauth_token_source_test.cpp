@@ -84,8 +84,8 @@ boost::asio::awaitable<void> async_fetch(oauth_token_source* source, https_clien
 
 // Starts `n` callers at once and waits until all have their answer.
 boost::asio::awaitable<std::vector<token_result>> async_fetch_concurrently(boost::asio::any_io_executor ex,
-                                                                            oauth_token_source& source,
-                                                                            https_client& http, std::size_t n) {
+                                                                           oauth_token_source& source,
+                                                                           https_client& http, std::size_t n) {
   std::vector<token_result> got(n);
   int done = 0;
   for (std::size_t i = 0; i < n; ++i) {

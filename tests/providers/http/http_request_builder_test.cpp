@@ -4,10 +4,10 @@
 #include <sstream>
 #include <string>
 
+#include <doctest/doctest.h>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <doctest/doctest.h>
 
 #include "providers/http/http_request_builder.hpp"
 
@@ -73,9 +73,9 @@ std::optional<std::string> build_wire(http_request req, const detail::target_url
 }  // namespace
 
 TEST_CASE("build_wire writes a request exactly as Beast's serializer does") {
-  const http_request post = request("POST", "https://api.example.com:8443/v1/events?token=x",
-                                    {{"content-type", "application/json"}, {"webhook-id", "key-1"}, {"X-Extra", "a b"}},
-                                    R"({"a":1})");
+  const http_request post =
+      request("POST", "https://api.example.com:8443/v1/events?token=x",
+              {{"content-type", "application/json"}, {"webhook-id", "key-1"}, {"X-Extra", "a b"}}, R"({"a":1})");
   CHECK(wire_of(post) == beast_bytes(post, url_of(post.url)));
   CHECK(wire_of(post).starts_with("POST /v1/events?token=x HTTP/1.1\r\n"));
   CHECK(wire_of(post).ends_with("\r\n\r\n{\"a\":1}"));
@@ -87,8 +87,11 @@ TEST_CASE("build_wire writes a request exactly as Beast's serializer does") {
 
   SUBCASE("our framing headers replace the caller's, whatever their case") {
     const http_request r = request("POST", "https://[::1]:9443/x",
-                                   {{"HOST", "evil.example"}, {"Content-Length", "999"}, {"transfer-encoding", "chunked"},
-                                    {"User-Agent", "crm/2"}, {"Content-Type", "text/plain"}},
+                                   {{"HOST", "evil.example"},
+                                    {"Content-Length", "999"},
+                                    {"transfer-encoding", "chunked"},
+                                    {"User-Agent", "crm/2"},
+                                    {"Content-Type", "text/plain"}},
                                    "hello");
     CHECK(wire_of(r) == beast_bytes(r, url_of(r.url)));
     CHECK(wire_of(r).find("evil") == std::string::npos);
@@ -104,15 +107,15 @@ TEST_CASE("build_wire writes a request exactly as Beast's serializer does") {
     }
   }
   SUBCASE("values lose surrounding spaces and tabs, as in Beast's fields; duplicates and empties stay") {
-    const http_request r = request("PATCH", "https://h.example/p?q=1#frag",
-                                   {{"X-A", "  padded\t "}, {"X-A", "second"}, {"X-Empty", ""}, {"X-Blank", " \t "}},
-                                   "{}");
+    const http_request r =
+        request("PATCH", "https://h.example/p?q=1#frag",
+                {{"X-A", "  padded\t "}, {"X-A", "second"}, {"X-Empty", ""}, {"X-Blank", " \t "}}, "{}");
     CHECK(wire_of(r) == beast_bytes(r, url_of(r.url)));
     CHECK(wire_of(r).find("X-A: padded\r\nX-A: second\r\n") != std::string::npos);
   }
   SUBCASE("a repeated name joins the earlier field of that name, as Beast's insert() keeps them") {
-    const http_request r = request("POST", "https://h.example/p", {{"X-A", "1"}, {"X-B", "2"}, {"x-a", "3"}, {"X-C", "4"}},
-                                   "{}");
+    const http_request r =
+        request("POST", "https://h.example/p", {{"X-A", "1"}, {"X-B", "2"}, {"x-a", "3"}, {"X-C", "4"}}, "{}");
     CHECK(wire_of(r) == beast_bytes(r, url_of(r.url)));
     CHECK(wire_of(r).find("X-A: 1\r\nx-a: 3\r\nX-B: 2\r\nX-C: 4\r\n") != std::string::npos);
   }
@@ -144,8 +147,7 @@ TEST_CASE("build_wire refuses what cannot be sent safely, without echoing values
   detail::wire_request out;
   const auto url = url_of("https://h.example/p");
   CHECK(build_wire(request("GE T", "https://h.example/p"), url, out) == "invalid HTTP method");
-  CHECK(build_wire(request("POST", "https://h.example/p", {{"bad name", "v"}}), url, out) ==
-        "invalid header name");
+  CHECK(build_wire(request("POST", "https://h.example/p", {{"bad name", "v"}}), url, out) == "invalid header name");
   CHECK(build_wire(request("POST", "https://h.example/p", {{"X-Injected", "a\r\nEvil: 1"}}), url, out) ==
         "invalid value for header 'X-Injected'");
   CHECK(build_wire(request("POST", "https://h.example/p", {{"X-Big", std::string(70000, 'v')}}), url, out) ==

@@ -2,8 +2,8 @@
 // and that splitting the bytes differently never changes the answer.
 #include <string>
 
-#include <boost/beast/http/error.hpp>
 #include <doctest/doctest.h>
+#include <boost/beast/http/error.hpp>
 
 #include "providers/http/http_response_reader.hpp"
 
@@ -60,16 +60,16 @@ TEST_CASE("reader: chunked bodies with extensions and trailers") {
 }
 
 TEST_CASE("reader: 1xx interim responses are skipped and 101 is refused") {
-  const auto r = read("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n"
-                      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  const auto r = read(
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n"
+      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
   REQUIRE(r.response);
   CHECK(r.response->status == 200);
   CHECK(r.response->body == "ok");
   CHECK_FALSE(r.response->header("link").has_value());
   CHECK(r.interim_responses == 2);
 
-  CHECK(read("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n").error ==
-        response_error::switching_protocols);
+  CHECK(read("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n").error == response_error::switching_protocols);
   response_limits limits;
   limits.max_interim = 3;
   CHECK(read(repeated("HTTP/1.1 100 Continue\r\n\r\n", 3) + "HTTP/1.1 204 No Content\r\n\r\n", limits).response);
@@ -96,8 +96,8 @@ TEST_CASE("reader: header bytes are capped over interim responses and trailers t
                  "\r\nHTTP/1.1 200 OK\r\n" + big_field + "Content-Length: 0\r\n\r\n",
              limits)
             .error == response_error::header_too_large);
-  CHECK(read("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n" + repeated(big_field, 2) + "\r\n0\r\n" +
-                 big_field + "\r\n",
+  CHECK(read("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n" + repeated(big_field, 2) + "\r\n0\r\n" + big_field +
+                 "\r\n",
              limits)
             .error == response_error::header_too_large);
   CHECK(read("HTTP/1.1 200 OK\r\n" + repeated(big_field, 2) + "Content-Length: 0\r\n\r\n", limits).response);

@@ -8,11 +8,11 @@
 #include <string>
 #include <thread>
 
+#include <doctest/doctest.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/use_future.hpp>
-#include <doctest/doctest.h>
 
 #include "providers/http/https_client.hpp"
 #include "tests/providers/http/https_test_helpers.hpp"
@@ -80,8 +80,9 @@ TEST_CASE("interim 1xx responses are skipped and the kept-alive connection stays
 TEST_CASE("101 Switching Protocols is a bad response") {
   asio::io_context io;
   test_https_server server{io.get_executor(), trusted_tls()};
-  server.script({response_plan::raw({"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-                                     "Connection: Upgrade\r\n\r\n"})});
+  server.script(
+      {response_plan::raw({"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                           "Connection: Upgrade\r\n\r\n"})});
   https_client client{io.get_executor(), client_options()};
 
   const auto result = run_on(io, client.async_send(post(server.url("/"))));
@@ -103,9 +104,9 @@ TEST_CASE("hostile responses are refused early with a clear error") {
     expected = "chunk-size line or trailers exceed 65536 bytes";
   }
   SUBCASE("trailers that never end") {
-    server.script({response_plan::flood(chunked_head + "2\r\nok\r\n0\r\n",
-                                        repeated("X-Trailer: " + std::string(50, 't') + "\r\n", 64 * 1024),
-                                        flood_total)});
+    server.script(
+        {response_plan::flood(chunked_head + "2\r\nok\r\n0\r\n",
+                              repeated("X-Trailer: " + std::string(50, 't') + "\r\n", 64 * 1024), flood_total)});
     expected = "chunk-size line or trailers exceed 65536 bytes";
   }
   SUBCASE("a long chunk extension") {
@@ -113,14 +114,14 @@ TEST_CASE("hostile responses are refused early with a clear error") {
     expected = "chunk extension longer than 256 bytes";
   }
   SUBCASE("10000 header fields in 50 KB") {
-    server.script({response_plan::raw({"HTTP/1.1 200 OK\r\n" + repeated("a:b\r\n", 50'000) +
-                                       "Content-Length: 2\r\n\r\nok"})});
+    server.script(
+        {response_plan::raw({"HTTP/1.1 200 OK\r\n" + repeated("a:b\r\n", 50'000) + "Content-Length: 2\r\n\r\nok"})});
     expected = "more than 100 header fields";
   }
   SUBCASE("trailers that push the header over 64 KiB") {
-    server.script({response_plan::raw({"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Pad: " +
-                                       std::string(36 * 1024, 'p') + "\r\n\r\n2\r\nok\r\n0\r\nX-Tail: " +
-                                       std::string(36 * 1024, 't') + "\r\n\r\n"})});
+    server.script(
+        {response_plan::raw({"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Pad: " + std::string(36 * 1024, 'p') +
+                             "\r\n\r\n2\r\nok\r\n0\r\nX-Tail: " + std::string(36 * 1024, 't') + "\r\n\r\n"})});
     expected = "header exceeds 65536 bytes (status lines, fields and trailers)";
   }
   CAPTURE(expected);
@@ -205,8 +206,8 @@ TEST_CASE("worst_case_attempt bounds an async_send even across the stale-connect
   opts.handshake_timeout = 200ms;
   opts.request_timeout = 1500ms;
   // The reused connection is dropped after 1.3 s without a byte; the fresh one hangs.
-  server.script({response_plan::reply(200), response_plan::close_without_response().after(1300ms),
-                 response_plan::hang()});
+  server.script(
+      {response_plan::reply(200), response_plan::close_without_response().after(1300ms), response_plan::hang()});
   https_client client{io.get_executor(), opts};
   REQUIRE(run_on(io, client.async_send(post(server.url("/")))).ok());
 

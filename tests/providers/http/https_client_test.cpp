@@ -9,11 +9,11 @@
 #include <thread>
 #include <vector>
 
+#include <doctest/doctest.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_future.hpp>
-#include <doctest/doctest.h>
 
 #include "providers/http/https_client.hpp"
 #include "tests/providers/http/https_test_helpers.hpp"

@@ -13,8 +13,8 @@
 #include <boost/asio/use_future.hpp>
 
 #include "providers/http/https_client.hpp"
-#include "tests/support/test_tls.hpp"
 #include "tests/support/test_https_server.hpp"
+#include "tests/support/test_tls.hpp"
 
 namespace outbox::test::https {
 

@@ -49,8 +49,8 @@ class scoped_env {
 };
 
 struct temp_dir {
-  fs::path path = fs::temp_directory_path() / ("outbox-trust-" + std::to_string(::getpid()) + "-" +
-                                               std::to_string(std::rand()));
+  fs::path path =
+      fs::temp_directory_path() / ("outbox-trust-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
   temp_dir() { fs::create_directories(path); }
   ~temp_dir() {
     std::error_code ec;

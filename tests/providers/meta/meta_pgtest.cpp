@@ -22,12 +22,12 @@
 namespace meta_pgtest {
 
 using namespace std::chrono_literals;
+using nlohmann::json;
 using outbox::test::engine_harness;
 using outbox::test::eventually;
 using outbox::test::fake_meta;
 using outbox::test::fake_meta_options;
 using outbox::test::response_plan;
-using nlohmann::json;
 
 namespace {
 
@@ -52,18 +52,14 @@ void add_meta_destination(outbox::environment& env, const std::string& name,
 
 // A Meta destination named `default` on the harness's server, with extra settings.
 std::function<void(outbox::environment&)> meta_env(std::map<std::string, std::string> overrides = {}) {
-  return [overrides = std::move(overrides)](outbox::environment& env) {
-    add_meta_destination(env, "DEFAULT", overrides);
-  };
+  return
+      [overrides = std::move(overrides)](outbox::environment& env) { add_meta_destination(env, "DEFAULT", overrides); };
 }
 
 std::string lead_payload(std::int64_t event_time, const std::string& order_id) {
-  return json{{"event_time", event_time},
-              {"email", "Lead." + order_id + "@Example.com"},
-              {"phone", "+1 650 555 1212"},
-              {"value", 10},
-              {"currency", "EUR"},
-              {"order_id", order_id},
+  return json{{"event_time", event_time},   {"email", "Lead." + order_id + "@Example.com"},
+              {"phone", "+1 650 555 1212"}, {"value", 10},
+              {"currency", "EUR"},          {"order_id", order_id},
               {"lead_id", "1234567890123"}}
       .dump();
 }
@@ -91,8 +87,6 @@ class standalone_engine {
   outbox::engine engine_;
   std::thread thread_;
 };
-
-
 
 }  // namespace
 
@@ -163,9 +157,13 @@ TEST_CASE("meta: a row with unusable fields is sent without them; the attempts l
   const fake_meta meta;
   meta.install(h.server);
   h.start();
-  const json payload{{"event_time", unix_now() - 60}, {"currency", "euro"}, {"value", 10},
+  const json payload{{"event_time", unix_now() - 60},
+                     {"currency", "euro"},
+                     {"value", 10},
                      {"email", {"Ana@Example.com", "ana@example.com ", "second@example.com"}},
-                     {"phone", "call me"}, {"date_of_birth", "1990-02-30"}, {"first_name", "NGUYỄN"}};
+                     {"phone", "call me"},
+                     {"date_of_birth", "1990-02-30"},
+                     {"first_name", "NGUYỄN"}};
   const auto id = h.enqueue(202, "Lead", payload.dump(), "meta");
   REQUIRE(h.wait_state(id, "sent"));
   const auto e = meta.accepted_events().front();
@@ -175,12 +173,15 @@ TEST_CASE("meta: a row with unusable fields is sent without them; the attempts l
   CHECK_FALSE(e["user_data"].contains("ph"));
   CHECK_FALSE(e["user_data"].contains("db"));
   CHECK(e["user_data"]["fn"] == json::array({outbox::providers::sha256_hex("nguyễn")}));
-  auto r = h.db.query("SELECT array_to_string(dropped_fields, '|'), array_to_string(match_keys, ',') "
-                      "FROM event_delivery_attempt WHERE delivery_id = $1", {std::to_string(id)});
+  auto r = h.db.query(
+      "SELECT array_to_string(dropped_fields, '|'), array_to_string(match_keys, ',') "
+      "FROM event_delivery_attempt WHERE delivery_id = $1",
+      {std::to_string(id)});
   REQUIRE(r.rows() == 1);
   CHECK(std::string(r.text(0, 0)) ==
         "currency: invalid_currency (must be a 3-letter ISO 4217 code, got 'euro')|"
-        "phone: invalid_phone (not a phone number)|date_of_birth: invalid_date (impossible date (no such day in that month))");
+        "phone: invalid_phone (not a phone number)|date_of_birth: invalid_date (impossible date (no such day in that "
+        "month))");
   CHECK(std::string(r.text(0, 1)) == "email");
   h.stop();
 }

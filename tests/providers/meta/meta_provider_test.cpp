@@ -155,8 +155,11 @@ TEST_CASE("meta: golden request for a minimal website batch") {
 
 TEST_CASE("meta: unusable user values are left out, not fatal") {
   const meta_provider p{destination()};
-  const auto e = event(json{{"event_time", an_hour_ago}, {"phone", "call me"}, {"country", "Atlantis"},
-                            {"email", "a@b.c"}, {"date_of_birth", "1990-02-30"}});
+  const auto e = event(json{{"event_time", an_hour_ago},
+                            {"phone", "call me"},
+                            {"country", "Atlantis"},
+                            {"email", "a@b.c"},
+                            {"date_of_birth", "1990-02-30"}});
   const auto prepared = p.prepare(e, now);
   REQUIRE_FALSE(prepared.error.has_value());
   const auto body = json::parse(p.build_request(std::span{&e, 1}, now).body);
@@ -167,7 +170,8 @@ TEST_CASE("meta: unusable user values are left out, not fatal") {
   CHECK_FALSE(user.contains("db"));
   std::vector<std::string> fields;
   for (const auto& d : prepared.dropped) fields.push_back(d.field + ": " + d.reason);
-  CHECK(fields == std::vector<std::string>{"phone: invalid_phone", "date_of_birth: invalid_date", "country: unknown_country"});
+  CHECK(fields ==
+        std::vector<std::string>{"phone: invalid_phone", "date_of_birth: invalid_date", "country: unknown_country"});
   CHECK(prepared.match_keys == std::vector<std::string>{"email"});
 }
 
@@ -183,8 +187,9 @@ TEST_CASE("meta: validate") {
   const meta_provider p{destination()};
   CHECK(p.validate(event(json{{"currency", "EUR"}}), now) == "event_time: missing");
   CHECK_FALSE(p.validate(event(json{{"event_time", an_hour_ago}, {"currency", "euro"}}), now).has_value());  // dropped
-  CHECK(p.validate(event(minimal(1767229200 + 11 * 60)), now).value_or("").starts_with(
-      "event_time is 11 minutes in the future"));
+  CHECK(p.validate(event(minimal(1767229200 + 11 * 60)), now)
+            .value_or("")
+            .starts_with("event_time is 11 minutes in the future"));
   CHECK_FALSE(p.validate(event(minimal(1767229200 + 9 * 60)), now).has_value());  // clock skew allowance
 
   const std::int64_t now_s = 1767229200;
@@ -337,9 +342,10 @@ TEST_CASE("meta: classify token and permission errors pause the destination") {
             .pause_destination->starts_with("Meta refused the access token (fix access_token): Meta error 190"));
   CHECK(p.classify(events, reply(400, envelope(100, 33)))
             .pause_destination->starts_with("Meta cannot reach pixel 1234567890"));
-  const auto proof = json{{"error", {{"message", "Invalid appsecret_proof provided in the API argument"},
-                                     {"type", "GraphMethodException"},
-                                     {"code", 100}}}};
+  const auto proof = json{{"error",
+                           {{"message", "Invalid appsecret_proof provided in the API argument"},
+                            {"type", "GraphMethodException"},
+                            {"code", 100}}}};
   CHECK(p.classify(events, reply(400, proof.dump()))
             .pause_destination->starts_with("Meta refused the appsecret_proof (check app_secret)"));
 }
@@ -466,8 +472,8 @@ TEST_CASE("meta: the configuration accepts a meta destination and masks its secr
   CHECK(text.find("OUTBOX_DEST__META__MAIN__ACCESS_TOKEN=***") != std::string::npos);
 
   try {
-    (void)outbox::load_config({{"OUTBOX_DEST__META__MAIN__PIXEL_ID", "abc"},
-                               {"OUTBOX_DEST__META__MAIN__ACCES_TOKEN", "EAAB-super-secret"}});
+    (void)outbox::load_config(
+        {{"OUTBOX_DEST__META__MAIN__PIXEL_ID", "abc"}, {"OUTBOX_DEST__META__MAIN__ACCES_TOKEN", "EAAB-super-secret"}});
     FAIL("expected a config_error");
   } catch (const outbox::config_error& e) {
     const std::string what = e.what();

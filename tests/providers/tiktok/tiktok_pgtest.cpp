@@ -14,11 +14,11 @@
 namespace tiktok_pgtest {
 
 using namespace std::chrono_literals;
+using nlohmann::json;
 using outbox::test::engine_harness;
 using outbox::test::eventually;
 using outbox::test::fake_tiktok;
 using outbox::test::response_plan;
-using nlohmann::json;
 
 namespace {
 
@@ -38,18 +38,14 @@ std::function<void(outbox::environment&)> tiktok_env(std::map<std::string, std::
 }
 
 // Within TikTok's acceptance window: a minute ago.
-const std::int64_t recent = std::chrono::duration_cast<std::chrono::seconds>(
-                                std::chrono::system_clock::now().time_since_epoch()).count() - 60;
+const std::int64_t recent =
+    std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count() - 60;
 
 std::string payload(const std::string& order_id) {
-  return json{{"event_time", recent},
-              {"email", " ALICE_abc@gmail.com "},
-              {"phone", "+1 213 373 4253"},
-              {"external_id", "user_123"},
-              {"ttclid", "E.C.P.click"},
-              {"value", "25.00"},
-              {"currency", "usd"},
-              {"order_id", order_id},
+  return json{{"event_time", recent},       {"email", " ALICE_abc@gmail.com "},
+              {"phone", "+1 213 373 4253"}, {"external_id", "user_123"},
+              {"ttclid", "E.C.P.click"},    {"value", "25.00"},
+              {"currency", "usd"},          {"order_id", order_id},
               {"lead_id", "7000000000001"}}
       .dump();
 }
@@ -127,8 +123,9 @@ TEST_CASE("tiktok: HTTP 200 with code 50002 is retried, then delivered") {
   REQUIRE(h.wait_state(id, "sent", 20s));
   CHECK(h.attempts_of(id) == 2);
   CHECK(tiktok.times_accepted(h.column_of(id, "idempotency_key")) == 1);
-  auto log = h.db.query("SELECT outcome, error, http_status FROM event_delivery_attempt WHERE delivery_id = $1 ORDER BY id",
-                        {std::to_string(id)});
+  auto log =
+      h.db.query("SELECT outcome, error, http_status FROM event_delivery_attempt WHERE delivery_id = $1 ORDER BY id",
+                 {std::to_string(id)});
   REQUIRE(log.rows() == 2);
   CHECK(log.text(0, 0) == "retry");
   CHECK(std::string(log.text(0, 1)).starts_with("TikTok code 50002: System error"));

@@ -135,8 +135,8 @@ TEST_CASE("tiktok: the acceptance window per event source, in both directions") 
         "event_time is 60 minutes in the future; check the CRM's clock and time zone");
   CHECK_FALSE(crm.validate(at(now_s + 300), now).has_value());
 
-  auto settings = std::map<std::string, std::string>{{"access_token", "t"}, {"event_source", "web"},
-                                                     {"event_source_id", "PIX"}};
+  auto settings =
+      std::map<std::string, std::string>{{"access_token", "t"}, {"event_source", "web"}, {"event_source_id", "PIX"}};
   const tiktok_provider web{make_tiktok_destination(settings)};  // web: 7 days
   CHECK_FALSE(web.validate(at(now_s - 7 * 86400), now).has_value());
   CHECK(web.validate(at(now_s - 8 * 86400), now).value_or("").starts_with("event_time is 8 days old"));
@@ -206,8 +206,8 @@ TEST_CASE("tiktok: classify") {
     CHECK(e.kind == outcome_kind::retry);
     CHECK(e.resend_alone);
   }
-  const auto single = p.classify(std::span{events.data(), 1},
-                                 reply(200, tiktok_body(40062, "PII fields must be hashed")));
+  const auto single =
+      p.classify(std::span{events.data(), 1}, reply(200, tiktok_body(40062, "PII fields must be hashed")));
   REQUIRE(single.events.size() == 1);
   CHECK(single.events[0].kind == outcome_kind::dead);
   CHECK(single.events[0].error == "TikTok code 40062: PII fields must be hashed [request_id req-1]");

@@ -42,8 +42,8 @@ TEST_CASE("iso3166: countries by code, name, official name, common name and alia
   CHECK(country("COTE D'IVOIRE") == "ci");  // accents and punctuation do not matter
   CHECK(country("Türkiye") == "tr");
   CHECK(country("Viet Nam") == "vn");
-  CHECK(country("Vietnam") == "vn");       // common_name
-  CHECK(country("South Korea") == "kr");   // common_name
+  CHECK(country("Vietnam") == "vn");      // common_name
+  CHECK(country("South Korea") == "kr");  // common_name
   CHECK(country("Korea, Republic of") == "kr");
   CHECK(country("Czech Republic") == "cz");  // official_name
   CHECK(country("ＵＳ") == "us");            // fullwidth
@@ -87,8 +87,8 @@ TEST_CASE("iso3166: subdivisions by name, code part or full code") {
   CHECK(subdivision_code("gb", "England") == "eng");
   CHECK(subdivision_code("es", "Gerona") == "gi");  // the second name of "Girona [Gerona]"
   CHECK(subdivision_code("bg", "Sofia (stolitsa)") == "22");
-  CHECK(subdivision_code("bg", "Sofia") == "23");   // a subdivision's own name beats a part of another's
-  CHECK(subdivision_code("bd", "Dhaka") == "c");    // the division, not its district of the same name
+  CHECK(subdivision_code("bg", "Sofia") == "23");  // a subdivision's own name beats a part of another's
+  CHECK(subdivision_code("bd", "Dhaka") == "c");   // the division, not its district of the same name
   CHECK(iso3166::subdivision_name("de", "BY") == "Bayern");
   CHECK(iso3166::subdivision_name("es", "Gerona") == "Girona");
 }

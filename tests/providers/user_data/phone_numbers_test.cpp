@@ -58,7 +58,7 @@ TEST_CASE("phone numbers: several countries, with and without their country code
 TEST_CASE("phone numbers: trunk zero, 00 prefix, extensions") {
   CHECK(e164("+44 (0)20 7946 0958") == "+442079460958");
   CHECK(e164("+49 (0) 30 123456") == "+4930123456");
-  CHECK(e164("0044 20 7946 0958") == "+442079460958");       // no region: 00 read as +
+  CHECK(e164("0044 20 7946 0958") == "+442079460958");        // no region: 00 read as +
   CHECK(e164("0044 20 7946 0958", "gb") == "+442079460958");  // the UK's own prefix
   CHECK(e164("0049 (0)30 123456", "de") == "+4930123456");
   CHECK(e164("001 650 555 1212", "us") == "+16505551212");  // 011 is the US prefix; 00 still read as +

@@ -42,7 +42,7 @@ TEST_CASE("unicode text: blanks and punctuation") {
   CHECK(unicode::is_punctuation(0x3002));  // 。
   CHECK_FALSE(unicode::is_punctuation('a'));
   CHECK_FALSE(unicode::is_punctuation('7'));
-  CHECK_FALSE(unicode::is_punctuation(0xD7));   // × is a symbol
+  CHECK_FALSE(unicode::is_punctuation(0xD7));    // × is a symbol
   CHECK_FALSE(unicode::is_punctuation(0x1EC5));  // ễ
 }
 

@@ -70,10 +70,9 @@ TEST_CASE("user data: hashes of non-ASCII names match JavaScript's toLowerCase")
 TEST_CASE("user data: pre-hashed values pass through, lower-cased, never hashed twice") {
   const std::string upper = "62A14E44F765419D10FEA99367361A727C12365E2520F32218D505ED9AA0F62F";
   const std::string lower = "62a14e44f765419d10fea99367361a727c12365e2520f32218d505ed9aa0f62f";
-  for (const auto field :
-       {pii_field::email, pii_field::email_google, pii_field::phone_digits, pii_field::phone_e164, pii_field::name,
-        pii_field::city, pii_field::state, pii_field::zip, pii_field::country, pii_field::date_of_birth,
-        pii_field::external_id, pii_field::gender}) {
+  for (const auto field : {pii_field::email, pii_field::email_google, pii_field::phone_digits, pii_field::phone_e164,
+                           pii_field::name, pii_field::city, pii_field::state, pii_field::zip, pii_field::country,
+                           pii_field::date_of_birth, pii_field::external_id, pii_field::gender}) {
     CAPTURE(static_cast<int>(field));
     CHECK(hash_pii(field, " " + upper + " ") == lower);
     const auto r = hash_field(field, lower, {"1", "us"});
@@ -157,12 +156,12 @@ TEST_CASE("user data: Unicode case mapping as JavaScript's toLowerCase (root loc
   CHECK(normalize_name("ΣΟΦΙΑΣ") == "σοφιας");             // final sigma
   CHECK(normalize_name("ΣΟΦΙΑΣ-ΜΑΡΙΑ") == "σοφιαςμαρια");  // lower-cased before the '-' goes
   CHECK(normalize_name("İSTANBUL") == "i\u0307stanbul");   // İ -> i + combining dot above
-  CHECK(normalize_name("IŞIK") == "işik");                  // I -> i: no Turkish rule
-  CHECK(normalize_name("ılık") == "ılık");                  // dotless ı stays
+  CHECK(normalize_name("IŞIK") == "işik");                 // I -> i: no Turkish rule
+  CHECK(normalize_name("ılık") == "ılık");                 // dotless ı stays
   CHECK(normalize_name("ẞ") == "ß");
   CHECK(normalize_name("STRASSE") == "strasse");
   CHECK(normalize_name("ＡＢＣ") == "ａｂｃ");  // fullwidth stays fullwidth, as in JavaScript
-  CHECK(utf8_to_lower("A×B") == "a×b");        // × is not a letter
+  CHECK(utf8_to_lower("A×B") == "a×b");         // × is not a letter
   CHECK(utf8_to_lower("bad \xff byte") == "bad \uFFFD byte");
 }
 
