@@ -37,6 +37,9 @@ test_packages=(
   chromium prometheus
   # The fuzz build (docs/testing.md): Debian's clang and its runtimes, libFuzzer included.
   clang-14 libclang-rt-14-dev
+  # The format check in scripts/test.sh (.clang-format) and the clang-tidy lint
+  # (scripts/lint.sh, .clang-tidy).
+  clang-format-14 clang-tidy-14
 )
 
 usage() {

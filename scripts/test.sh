@@ -30,6 +30,7 @@ jobs=${OUTBOX_TEST_JOBS:-$(nproc)}
 started=$(date +%s)
 scripts/check_sizes.sh  # no source file over 500 lines, no function over 60
 scripts/setup.sh
+scripts/check_format.sh  # every C++ file as clang-format (.clang-format) writes it
 phase() { echo "test.sh: $1 at $(( $(date +%s) - started )) s"; }
 # Fails the run when a build's log has a compiler warning, printing the log if asked.
 fail_on_warnings() {  # LOG WHAT [show]
