@@ -27,8 +27,8 @@ constexpr const char* record_check_sql = R"sql(
 UPDATE provider_request SET
     status = COALESCE(NULLIF($4, ''), status),
     detail = COALESCE(NULLIF($5, ''), detail),
-    checks = checks + 1,
-    checked_at = now(),
+    checks = checks + $7::int,
+    checked_at = CASE WHEN $7::int > 0 THEN now() ELSE checked_at END,
     next_check_at = now() + $6::int * interval '1 second'
 WHERE provider = $1 AND destination = $2 AND request_id = $3
 RETURNING row_count)sql";
@@ -50,7 +50,8 @@ asio::awaitable<std::int64_t> record_check(connection& conn, const request_check
               check.request_id,
               check.status,
               clean_text(check.detail, max_detail_bytes),
-              std::to_string(check.next_check.count())};
+              std::to_string(check.next_check.count()),
+              check.read ? "1" : "0"};
   const auto r = co_await conn.async_query(record_check_sql, std::move(args), status_timeout);
   co_return r.rows() == 0 ? 0 : r.int64(0, 0);
 }

@@ -33,6 +33,7 @@ struct request_check {
   std::string status;  // PROCESSING, SUCCESS, PARTIAL_SUCCESS, FAILURE, UNKNOWN; empty: unchanged (not readable now)
   std::string detail;
   std::chrono::seconds next_check{0};  // for PROCESSING or unchanged
+  bool read = true;                    // false: postponed without asking (not counted in `checks`)
 };
 
 // Records one check; returns the request's row count (0 when it is gone).

@@ -25,4 +25,15 @@ std::optional<canonical_event> canonical_event_of(const outbound_event& event, p
   return std::move(c);
 }
 
+void resend_in_halves(batch_outcome& out, std::span<const std::size_t> which, const std::string& error) {
+  const std::size_t first_half = (which.size() + 1) / 2;
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    event_outcome& o = out.events.at(which[k]);
+    o = event_outcome{};
+    o.kind = outcome_kind::retry;
+    o.error = error;
+    o.resend_group = k < first_half ? 1 : 2;
+  }
+}
+
 }  // namespace outbox::providers

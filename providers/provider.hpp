@@ -64,6 +64,10 @@ struct request_status {
   request_state state = request_state::unknown;
   std::string detail;        // the provider's counts and reasons, one line
   bool retry_later = false;  // the status could not be read now (network, 5xx, 429): ask again
+  // The provider refused the read for its quota (429 RESOURCE_EXHAUSTED): no
+  // request of the same status_quota_scope() is read until this long has passed
+  // (Google's RetryInfo; zero: the reconciler's own back-off decides).
+  std::optional<std::chrono::seconds> quota_exhausted;
 };
 
 enum class outcome_kind {
@@ -80,6 +84,15 @@ struct event_outcome {
   // all-or-nothing batches): send this event again at once in a request of its
   // own, without counting an attempt. Ignored for a batch of one.
   bool resend_alone = false;
+  // Nonzero: the same, but in one request with the other events of this batch
+  // that carry the same group (the rest of a batch refused for one named event;
+  // a half of a batch refused without one, resend_in_halves). The engine does not
+  // resend a group that is the whole batch again: it would be refused the same way.
+  std::uint32_t resend_group = 0;
+  // Delivered, but the provider said it could not use these optional fields
+  // (Data Manager's fieldWarnings since v1.8): recorded like dropped fields, with
+  // the provider's path without indices ("user_data.user_identifiers") and reason.
+  dropped_fields warnings;
 };
 
 struct batch_outcome {
@@ -95,6 +108,14 @@ struct batch_outcome {
   // later (provider::status_request); empty for synchronous providers.
   std::string request_id;
 };
+
+// An all-or-nothing batch was refused and no event was named: `which` (indices
+// into out.events) go again at once, without an attempt, as two requests of
+// about half each, `error` as their note. Halving finds one bad event among n in
+// at most 2 * ceil(log2 n) more requests, half of them refused, where resending
+// each alone costs n; a platform that rates an app by its error share (Meta)
+// sees about log2 n refusals for one poison event.
+void resend_in_halves(batch_outcome& out, std::span<const std::size_t> which, const std::string& error);
 
 // OAuth2 refresh-token grant (Google). The engine fetches and caches the access
 // token and adds `Authorization: Bearer <token>` to every request it builds.
@@ -138,6 +159,9 @@ class provider {
   // automatically but moved to `held` for on-call review (for providers whose
   // server-to-server dedup is not documented, e.g. Meta). `requeue` releases it.
   [[nodiscard]] virtual bool hold_reclaimed() const { return false; }
+  // The API version the requests are pinned to ("v27.0"), for its sunset
+  // (providers/api_versions.hpp); empty for an API without versions in the URL.
+  [[nodiscard]] virtual std::string_view api_version() const { return {}; }
 
   // Asynchronous processing (batch_outcome::request_id): the request that reads
   // a request's status, nullopt for providers without one.
@@ -147,6 +171,10 @@ class provider {
   [[nodiscard]] virtual request_status read_status(const http_result& /*result*/) const { return {}; }
   // How long after acceptance the first status check makes sense, and between checks.
   [[nodiscard]] virtual std::chrono::seconds status_check_delay() const { return std::chrono::minutes{30}; }
+  // What shares a status-read quota with this destination (Google: the Cloud
+  // project of its OAuth client): a RESOURCE_EXHAUSTED pauses the reads of every
+  // destination with the same scope. Empty: its own.
+  [[nodiscard]] virtual std::string status_quota_scope() const { return {}; }
 };
 
 // The start of every platform's prepare(): the row's payload as the canonical

@@ -37,6 +37,9 @@ test_packages=(
   chromium prometheus
   # The fuzz build (docs/testing.md): Debian's clang and its runtimes, libFuzzer included.
   clang-14 libclang-rt-14-dev
+  # checks/datamanager_protos: every Data Manager body the tests send, parsed against
+  # Google's official v1 protos (fetched from npm, scripts/check_datamanager_protos.py).
+  protobuf-compiler python3-protobuf
   # The format check in scripts/test.sh (.clang-format) and the clang-tidy lint
   # (scripts/lint.sh, .clang-tidy).
   clang-format-14 clang-tidy-14
@@ -69,6 +72,12 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+
+# npm fetches Google's Data Manager protos (checks/datamanager_protos). A machine
+# with Node.js from elsewhere has npm already; Debian's npm would conflict with it.
+if [ "${1:-}" != --build-only ] && ! command -v npm >/dev/null; then
+  missing+=(npm)
+fi
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"

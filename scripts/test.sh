@@ -62,6 +62,7 @@ else
   export OUTBOX_REQUIRE_IMAGE_BUILD=1  # tests/deploy/image_build_test.cpp, tests/e2e/image_smoke_e2e.cpp
 fi
 phase "test build done"
+export OUTBOX_REQUIRE_DM_BODIES=1  # checks/datamanager_protos: the suite sends many events:ingest bodies
 # While the tests run (most of them wait on a server, a lease or a timer, and
 # the PostgreSQL and e2e tests run one of each at a time), the idle CPU builds
 # the benchmarks (excluded from a plain build) and the fuzz targets, and runs

@@ -1,6 +1,7 @@
 // `dispatcher status`: what on-call looks at first.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -12,6 +13,8 @@
 #include "dispatcher/cli/cli_args.hpp"
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/ops/terminal_text.hpp"
+#include "providers/api_versions.hpp"
+#include "providers/provider.hpp"
 #include "providers/user_data/match_keys.hpp"
 
 namespace outbox::cli {
@@ -28,6 +31,8 @@ Then, per provider/destination, the conversions: match-key coverage (share of
 the delivered attempts of the last 24 h carrying each key), fields dropped from
 them by field:reason (top 5), and the requests the provider accepted in the
 last 7 days by processing status (rows), with the latest failed one.
+Last, the configured destinations (read from this environment, as `run`
+reads it) whose API version stops answering within 60 days, or already has.
 )";
 
 // The order provider_request statuses are printed in (sql/0005_conversion_facts.sql).
@@ -154,6 +159,38 @@ void print_dispatchers(const nlohmann::json& fleet) {
   }
 }
 
+// Configured destinations whose pinned API version is near or past its sunset
+// (providers/api_versions.hpp). `status` usually runs where the dispatcher's
+// environment is; without a usable configuration there is nothing to say (null).
+nlohmann::json api_version_warnings() {
+  nlohmann::json out = nlohmann::json::array();
+  try {
+    const auto cfg = load_config(cli_environment());
+    const auto now = std::chrono::system_clock::now();
+    for (const auto& d : cfg.destinations) {
+      const auto version = make_provider(d)->api_version();
+      if (auto w = providers::api_sunset_warning(d.provider, version, now)) {
+        out.push_back({{"provider", d.provider}, {"destination", d.name}, {"version", version}, {"warning", *w}});
+      }
+    }
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  return out;
+}
+
+void print_api_versions(const nlohmann::json& warnings) {
+  if (warnings.is_null()) return;
+  if (warnings.empty()) {
+    std::cout << "\napi versions: none of the configured destinations' versions ends within 60 days\n";
+    return;
+  }
+  std::cout << "\napi versions:\n";
+  for (const auto& w : warnings) {
+    std::cout << "  " << text(w, "provider") << "/" << text(w, "destination") << ": " << text(w, "warning") << "\n";
+  }
+}
+
 void print_text(const nlohmann::json& s) {
   // Which database this is, first: on-call may have several shells open.
   if (s.contains("database")) std::cout << "database: " << text(s, "database") << "\n";
@@ -200,6 +237,7 @@ void print_text(const nlohmann::json& s) {
   print_lag(s.value("delivery_lag", nlohmann::json::array()));
   print_dispatchers(s.value("dispatchers", nlohmann::json::array()));
   print_conversions(s.value("conversions", nlohmann::json::array()));
+  print_api_versions(s.value("api_versions", nlohmann::json{}));
 }
 
 // Lag and heartbeats (sql/0006); absent on an older schema.
@@ -223,6 +261,7 @@ boost::asio::awaitable<int> async_print_status(db::connection& conn, bool json) 
   const std::vector<std::string> keys(providers::match_key::all.begin(), providers::match_key::all.end());
   s["conversions"] = co_await db::async_conversion_report(conn, keys);
   co_await add_fleet(conn, s);
+  s["api_versions"] = api_version_warnings();
   if (json) {
     std::cout << s.dump(2) << "\n";
   } else {

@@ -58,6 +58,9 @@ struct destination_config {
   double rate_per_second = 0;            // token bucket refill; 0 = unlimited
   int burst = 1;                         // bucket size; defaults to max(1, ceil(rate_per_second))
   bool paused = false;                   // configured paused: claim nothing for it
+  // Pause when 4xx answers exceed this share of the last 500 requests (client_error_window.hpp);
+  // 0: never. Default: the provider kind's (provider_kind::default_max_4xx_share).
+  double max_4xx_share = 0;
 
   [[nodiscard]] std::string_view setting(std::string_view key) const;  // "" when absent
 };
@@ -136,6 +139,9 @@ struct provider_kind {
   // Normalizes and hashes user data: `run` loads the user data module for it
   // (providers/user_data/user_data_module.hpp).
   bool hashes_user_data = true;
+  // MAX_4XX_SHARE unless configured: 0.10 for Meta, whose access tier needs an app
+  // error share below 15 %; 0 (off) where 4xx only means a bad row.
+  double default_max_4xx_share = 0;
 };
 
 [[nodiscard]] std::span<const provider_kind> provider_kinds();

@@ -115,6 +115,7 @@ void describe_destination(const destination_config& d, const line_fn& line) {
   line(dest_var(d.provider, d.name, "rate_per_second"), format_number(d.rate_per_second));
   line(dest_var(d.provider, d.name, "burst"), std::to_string(d.burst));
   line(dest_var(d.provider, d.name, "paused"), d.paused ? "true" : "false");
+  line(dest_var(d.provider, d.name, "max_4xx_share"), format_number(d.max_4xx_share));
   for (const auto& [header, value] : d.extra_headers) {
     line(config_detail::header_var(d.provider, d.name, header), shown(header, value));
   }

@@ -1,5 +1,5 @@
 // Destinations: the provider registry, common keys (concurrency, rate, burst,
-// paused), extra headers, and each provider's own validator.
+// paused, max_4xx_share), extra headers, and each provider's own validator.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -18,8 +18,8 @@ namespace outbox {
 namespace {
 
 // Add new provider kinds here (their validators live next to the provider).
-// The last two fields say whether its requests need an OAuth token first (lease
-// budget) and whether it hashes user data (the user data module).
+// The last fields say whether its requests need an OAuth token first (lease
+// budget), whether it hashes user data (the user data module) and its MAX_4XX_SHARE.
 std::unique_ptr<providers::provider> make_webhook(const destination_config& d) {
   return std::make_unique<providers::webhook_provider>(
       providers::make_webhook_destination(d.settings, d.extra_headers));
@@ -41,7 +41,7 @@ std::unique_ptr<providers::provider> make_google_data_manager(const destination_
 
 constexpr std::array<provider_kind, 5> registry{{
     {"webhook", providers::webhook_setting_keys, &providers::validate_webhook_settings, &make_webhook, false, false},
-    {"meta", providers::meta_setting_keys, &providers::validate_meta_settings, &make_meta, false, true},
+    {"meta", providers::meta_setting_keys, &providers::validate_meta_settings, &make_meta, false, true, 0.10},
     {"tiktok", providers::tiktok_setting_keys, &providers::validate_tiktok_settings, &make_tiktok, false, true},
     {"google_ads", providers::google_ads_setting_keys, &providers::validate_google_ads_settings, &make_google_ads, true,
      true},
@@ -75,7 +75,8 @@ bool is_known_provider(std::string_view name) { return find_provider_kind(name) 
 namespace config_detail {
 namespace {
 
-constexpr std::array<std::string_view, 4> common_dest_keys{"concurrency", "rate_per_second", "burst", "paused"};
+constexpr std::array<std::string_view, 5> common_dest_keys{"concurrency", "rate_per_second", "burst", "paused",
+                                                           "max_4xx_share"};
 
 // Framing and hop-by-hop headers belong to the HTTP client, not to configuration.
 constexpr std::array<std::string_view, 9> reserved_headers{"host",       "content-length", "transfer-encoding",
@@ -103,6 +104,16 @@ void parse_rate(const raw_value& v, destination_config& d, std::vector<std::stri
   }
 }
 
+void parse_share(const raw_value& v, destination_config& d, std::vector<std::string>& problems) {
+  double share = 0;
+  const auto [end, ec] = std::from_chars(v.value.data(), v.value.data() + v.value.size(), share);
+  if (ec != std::errc{} || end != v.value.data() + v.value.size() || !std::isfinite(share) || share < 0 || share > 1) {
+    problems.push_back(v.origin + ": must be a share from 0 (never pause) to 1, e.g. 0.10" + got(v.value, false));
+  } else {
+    d.max_4xx_share = share;
+  }
+}
+
 void parse_common_setting(const std::string& key, const raw_value& v, destination_config& d, bool& burst_set,
                           std::vector<std::string>& problems) {
   if (v.value.empty()) return;  // keep the default
@@ -115,6 +126,8 @@ void parse_common_setting(const std::string& key, const raw_value& v, destinatio
     }
   } else if (key == "rate_per_second") {
     parse_rate(v, d, problems);
+  } else if (key == "max_4xx_share") {
+    parse_share(v, d, problems);
   } else if (key == "paused") {
     if (const auto b = parse_bool(v.value)) {
       d.paused = *b;
@@ -176,6 +189,7 @@ std::optional<destination_config> parse_destination(const std::string& provider,
   destination_config d;
   d.provider = provider;
   d.name = name;
+  d.max_4xx_share = kind->default_max_4xx_share;
   parse_settings(rd, *kind, d, problems);
   parse_headers(rd, d, problems);
   for (const auto& [key, message] : kind->validate(d.settings)) {

@@ -18,7 +18,8 @@ destination::destination(boost::asio::any_io_executor ex, const destination_conf
       name(cfg.name),
       provider(std::move(impl)),
       limiter(ex, static_cast<std::size_t>(cfg.concurrency)),
-      bucket(cfg.rate_per_second, cfg.burst, token_bucket::clock::now()) {
+      bucket(cfg.rate_per_second, cfg.burst, token_bucket::clock::now()),
+      max_4xx_share(cfg.max_4xx_share) {
   if (const auto* oauth = provider->oauth()) tokens.emplace(ex, *oauth);
   if (cfg.paused) gate.configure_paused();
 }

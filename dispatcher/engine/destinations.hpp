@@ -12,6 +12,7 @@
 
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/engine/async_limiter.hpp"
+#include "dispatcher/engine/client_error_window.hpp"
 #include "dispatcher/engine/destination_gate.hpp"
 #include "dispatcher/engine/token_bucket.hpp"
 #include "providers/google/oauth_token_source.hpp"
@@ -30,6 +31,8 @@ struct destination {
   token_bucket bucket;
   destination_gate gate;                                // paused / probing / open: see destination_gate.hpp
   std::optional<providers::oauth_token_source> tokens;  // set when the provider needs OAuth
+  client_error_window client_errors;                    // 4xx share of the last requests
+  double max_4xx_share = 0;                             // pause above this share; 0: never
 
   // "provider/destination", as the claim's skip list and the policy table name it.
   [[nodiscard]] std::string key() const { return provider_kind + "/" + name; }

@@ -8,6 +8,7 @@
 #include "dispatcher/engine/instance_id.hpp"
 #include "dispatcher/engine/task_guard.hpp"
 #include "dispatcher/engine/use_tuple.hpp"
+#include "providers/api_versions.hpp"
 
 namespace outbox {
 namespace {
@@ -89,6 +90,12 @@ asio::awaitable<void> engine::async_run() {
                                         {"claim_batch", cfg.claim_batch},
                                         {"max_in_flight", cfg.max_in_flight}});
   for (const auto& w : cfg.warnings) ctx_.log.warn("configuration", {{"warning", w}});
+  ctx_.destinations.for_each([&](const destination& d) {
+    const auto now = std::chrono::system_clock::now();
+    if (auto w = providers::api_sunset_warning(d.provider_kind, d.provider->api_version(), now)) {
+      ctx_.log.warn("API version near its sunset", {{"destination", d.key()}, {"warning", *w}});
+    }
+  });
   if (cfg.wake == wake_mode::listen) {
     db::listener_options lo;
     lo.conninfo = cfg.database_url;
@@ -164,7 +171,13 @@ outbox::metrics engine::metrics_snapshot() const {
   ctx_.destinations.for_each([&](const destination& d) {
     const metrics::destination_key key{d.provider_kind, d.name};
     if (d.gate.paused(now)) m.paused.insert(key);
-    m.destinations[key] = view_of(d.gate, now);
+    auto& view = m.destinations[key] = view_of(d.gate, now);
+    const auto version = d.provider->api_version();
+    if (const auto sunset = providers::api_version_sunset(d.provider_kind, version)) {
+      view.api_sunset_seconds =
+          std::chrono::duration<double>(std::chrono::system_clock::time_point{*sunset} - now).count();
+    }
+    view.api_sunset_warning = providers::api_sunset_warning(d.provider_kind, version, now).value_or("");
   });
   return m;
 }

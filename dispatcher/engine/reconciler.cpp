@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -18,6 +19,12 @@ using namespace std::chrono_literals;
 constexpr std::size_t checks_per_round = 50;
 // A taken request is not offered to another dispatcher for this long.
 constexpr std::chrono::seconds hold_while_checking{600};
+
+// Destinations with no shared quota each have their own.
+std::string quota_scope_of(const destination& d) {
+  auto scope = d.provider->status_quota_scope();
+  return scope.empty() ? d.key() : scope;
+}
 
 bool is_final(providers::request_state s) {
   return s == providers::request_state::success || s == providers::request_state::partial_success ||
@@ -99,6 +106,13 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
   }
   // Unread: asked again soon, but never later than a regular check would be.
   check.next_check = std::min<std::chrono::seconds>(unreadable_retry, dest->provider->status_check_delay());
+  const std::string scope = quota_scope_of(*dest);
+  if (const auto left = scope_paused(scope)) {
+    check.read = false;  // the project's quota is spent: wait with it, without asking
+    check.next_check = *left;
+    check.detail = "status reads of " + scope + " wait for its quota (RESOURCE_EXHAUSTED)";
+    co_return check;
+  }
   if (dest->tokens) {
     const auto token = co_await dest->tokens->async_token(*http_);
     if (!token.ok()) {
@@ -113,12 +127,18 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
   if (dest->tokens && result.response && result.response->status == 401) dest->tokens->invalidate();
   const auto status = dest->provider->read_status(result);
   check.detail = status.detail;
+  if (status.quota_exhausted) {
+    pause_scope(scope, *status.quota_exhausted, check.next_check);
+    check.next_check = scope_paused(scope).value_or(check.next_check);
+  } else {
+    quota_pauses_.erase(scope);  // a read went through: the next refusal starts the back-off again
+  }
   if (status.retry_later) {
     if (too_old) check.status = "UNKNOWN";
     co_return check;
   }
   check.status = std::string{providers::to_string(status.state)};
-  check.next_check = dest->provider->status_check_delay();
+  check.next_check = processing_interval(dest->provider->status_check_delay(), due.checks);
   if (!is_final(status.state) && too_old) {
     check.status = "UNKNOWN";
     check.detail = "no final status " + std::to_string(give_up_after.count()) +
@@ -126,6 +146,33 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
                    (status.detail.empty() ? "" : " " + status.detail);
   }
   co_return check;
+}
+
+std::chrono::seconds reconciler::processing_interval(std::chrono::seconds delay, int reads) {
+  const std::chrono::seconds widest{widest_interval};
+  std::chrono::seconds next = std::max(delay, std::chrono::seconds{1});
+  for (int i = 0; i < reads && next < widest; ++i) next *= 2;
+  return std::min(next, std::max(widest, delay));
+}
+
+void reconciler::pause_scope(const std::string& scope, std::chrono::seconds retry_delay, std::chrono::seconds first) {
+  auto& pause = quota_pauses_[scope];
+  const auto now = std::chrono::steady_clock::now();
+  const bool in_a_row = pause.last.count() > 0;
+  const std::chrono::seconds backoff =
+      in_a_row ? std::min<std::chrono::seconds>(pause.last * 2, longest_quota_pause) : std::max(first, 1s);
+  pause.last = std::max(backoff, retry_delay);
+  pause.until = std::max(pause.until, now + pause.last);
+  ctx_.log.warn(
+      "status reads paused: the provider's quota is exhausted",
+      {{"scope", scope}, {"pause_seconds", pause.last.count()}, {"retry_delay_seconds", retry_delay.count()}});
+}
+
+std::optional<std::chrono::seconds> reconciler::scope_paused(const std::string& scope) const {
+  const auto it = quota_pauses_.find(scope);
+  const auto now = std::chrono::steady_clock::now();
+  if (it == quota_pauses_.end() || it->second.until <= now) return std::nullopt;
+  return std::chrono::ceil<std::chrono::seconds>(it->second.until - now);
 }
 
 void reconciler::note(const db::request_check& check, std::int64_t rows) {

@@ -7,7 +7,9 @@
 // records whether the provider then processed it (SUCCESS, PARTIAL_SUCCESS,
 // FAILURE, or UNKNOWN when no final answer came in time).
 #include <chrono>
+#include <map>
 #include <optional>
+#include <string>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -25,6 +27,16 @@ class reconciler {
   static constexpr std::chrono::hours give_up_after{48};
   // A status that could not be read (network, 5xx, 429) is asked again after this.
   static constexpr std::chrono::minutes unreadable_retry{5};
+  // A request still PROCESSING is asked again after its destination's
+  // status_check_delay doubled at each read (30 min, 1 h, 2 h, ...), at most this
+  // far apart: Google processes within 24 h, so a request costs about 7 reads at most.
+  static constexpr std::chrono::hours widest_interval{8};
+  // RESOURCE_EXHAUSTED with no RetryInfo: the project's reads wait this long at most,
+  // doubling from the unreadable retry delay at each refusal in a row.
+  static constexpr std::chrono::hours longest_quota_pause{1};
+
+  // The wait before the next read of a request read `reads` times before, still processing.
+  [[nodiscard]] static std::chrono::seconds processing_interval(std::chrono::seconds delay, int reads);
 
   explicit reconciler(engine_context& ctx);
 
@@ -37,6 +49,14 @@ class reconciler {
   [[nodiscard]] boost::asio::awaitable<void> async_check_due(db::connection& conn);
   [[nodiscard]] boost::asio::awaitable<db::request_check> async_check(const db::due_request& due);
   void note(const db::request_check& check, std::int64_t rows);
+  // RESOURCE_EXHAUSTED (providers::request_status::quota_exhausted): every request
+  // of `scope` waits, however many are due.
+  struct quota_pause {
+    std::chrono::steady_clock::time_point until;
+    std::chrono::seconds last{0};  // the pause before, doubled at the next refusal in a row
+  };
+  void pause_scope(const std::string& scope, std::chrono::seconds retry_delay, std::chrono::seconds first);
+  [[nodiscard]] std::optional<std::chrono::seconds> scope_paused(const std::string& scope) const;
 
   engine_context& ctx_;
   db_link link_;
@@ -44,6 +64,7 @@ class reconciler {
   // deployments have no destination to reconcile.
   std::optional<providers::https_client> http_;
   boost::asio::steady_timer timer_;
+  std::map<std::string, quota_pause> quota_pauses_;  // by status_quota_scope()
   bool stop_ = false;
 };
 

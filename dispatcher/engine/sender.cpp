@@ -1,5 +1,6 @@
 #include "dispatcher/engine/sender.hpp"
 
+#include <cstdio>
 #include <map>
 
 #include <boost/asio/as_tuple.hpp>
@@ -19,7 +20,10 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using sys_clock = std::chrono::system_clock;
 using steady = std::chrono::steady_clock;
-constexpr auto destination_pause = 60s;           // after a destination-wide failure (401/403): probe again after this
+constexpr auto destination_pause = 60s;  // after a destination-wide failure (401/403): probe again after this
+// After the 4xx share crossed MAX_4XX_SHARE: long enough for on-call to look before
+// more of the app's error budget goes (`dispatcher resume` lifts it at once).
+constexpr auto client_error_pause = std::chrono::seconds{15min};
 constexpr const char* unknown_label = "unknown";  // metric label for rows naming no configured destination
 
 // A provider's check must never end the claim loop: an exception is a rejection too.
@@ -214,7 +218,9 @@ void sender::judge(destination& dest, std::vector<providers::outbound_event> eve
     verdict.events =
         every_event(events.size(), providers::outcome_kind::retry, "provider returned a wrong number of outcomes");
   }
+  const auto resent = resend_groups(dest, events, verdict);
   for (std::size_t i = 0; i < events.size(); ++i) {
+    if (resent[i]) continue;
     const auto& ticket = ctx_.in_flight.find(events[i].row_id)->ticket;
     if (verdict.events[i].resend_alone && events.size() > 1 && !ctx_.stopping) {
       // An all-or-nothing batch was refused: isolate the culprit by resending one by one.
@@ -223,12 +229,63 @@ void sender::judge(destination& dest, std::vector<providers::outbound_event> eve
     }
     auto s = plan_settlement(ticket, verdict.events[i], ex.facts, ctx_.cfg.backoff, now, random01());
     s.note = ex.facts.note;
-    attach_event_facts(dest, events[i].row_id, verdict, s);
+    attach_event_facts(dest, events[i].row_id, verdict, verdict.events[i], s);
     settle(std::move(s));
   }
 }
 
+// The events of a refused batch that go again at once in smaller requests, one per
+// resend_group (the rest beside a named culprit, or a half). A group that is the
+// whole batch is settled as it stands instead: resent as it was, it would be
+// refused the same way, for ever.
+std::vector<bool> sender::resend_groups(destination& dest, const std::vector<providers::outbound_event>& events,
+                                        const providers::batch_outcome& verdict) {
+  std::vector<bool> resent(events.size(), false);
+  if (events.size() < 2 || ctx_.stopping) return resent;
+  std::map<std::uint32_t, std::vector<std::size_t>> members;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (const auto g = verdict.events[i].resend_group; g != 0) members[g].push_back(i);
+  }
+  for (const auto& [group, indices] : members) {
+    if (indices.size() == events.size()) continue;
+    std::vector<providers::outbound_event> batch;
+    batch.reserve(indices.size());
+    for (const auto i : indices) {
+      batch.push_back(events[i]);
+      resent[i] = true;
+    }
+    spawn(dest, std::move(batch));
+  }
+  return resent;
+}
+
+// Counts 4xx answers (429 is throttling, not an error of ours) and pauses the
+// destination once their share of the last requests crosses MAX_4XX_SHARE.
+void sender::note_client_errors(destination& dest, const exchange& ex, sys_clock::time_point now) {
+  if (dest.max_4xx_share <= 0 || !ex.facts.http_status) return;
+  const int status = *ex.facts.http_status;
+  dest.client_errors.record(status >= 400 && status <= 499 && status != 429);
+  if (!dest.client_errors.over(dest.max_4xx_share) || dest.gate.paused(now)) return;
+  const auto& w = dest.client_errors;
+  char share[64];
+  std::snprintf(share, sizeof share, "%.1f %% of the last %zu requests (%zu)",
+                100.0 * double(w.errors()) / double(w.requests()), w.requests(), w.errors());
+  const std::string reason = "4xx answers to " + std::string{share} + " exceed MAX_4XX_SHARE " +
+                             std::to_string(static_cast<int>(dest.max_4xx_share * 100 + 0.5)) +
+                             " %: paused to spare the app's error budget; find the rejected rows in `dispatcher "
+                             "status`, then `dispatcher resume " +
+                             dest.provider_kind + " " + dest.name + "`";
+  dest.gate.pause(now, client_error_pause, reason);
+  dest.client_errors.reset();
+  ctx_.log.error("destination paused: too many 4xx answers", {{"provider", dest.provider_kind},
+                                                              {"destination", dest.name},
+                                                              {"reason", reason},
+                                                              {"pause_seconds", client_error_pause.count()}});
+  ctx_.wake_claimer();
+}
+
 void sender::note_health(destination& dest, const exchange& ex, sys_clock::time_point now, bool probe) {
+  note_client_errors(dest, ex, now);
   const bool failing = !ex.facts.http_status || *ex.facts.http_status >= 500 || *ex.facts.http_status == 429;
   if (probe) {
     const bool healthy = !failing && !ex.verdict.pause_destination;

@@ -44,6 +44,9 @@ class sender {
   };
   [[nodiscard]] std::optional<db::settlement> route(const db::claimed_row& row, bool probe, destination*& dest);
   void spawn(destination& dest, std::vector<providers::outbound_event> events);
+  void note_client_errors(destination& dest, const exchange& ex, std::chrono::system_clock::time_point now);
+  std::vector<bool> resend_groups(destination& dest, const std::vector<providers::outbound_event>& events,
+                                  const providers::batch_outcome& verdict);
   boost::asio::awaitable<void> async_send_batch(destination& dest, std::vector<providers::outbound_event> events);
   boost::asio::awaitable<bool> async_wait_turn(destination& dest);
   boost::asio::awaitable<exchange> async_exchange(destination& dest,
@@ -60,7 +63,9 @@ class sender {
   // What the attempts log keeps of one event: dropped fields, match keys once
   // delivered (and their coverage metric), the request id of asynchronous providers.
   void attach_event_facts(const destination& dest, std::int64_t row_id, const providers::batch_outcome& verdict,
-                          db::settlement& s);
+                          const providers::event_outcome& outcome, db::settlement& s);
+  void note_warnings(const destination& dest, std::int64_t row_id, const providers::dropped_fields& warnings,
+                     db::settlement& s);
   [[nodiscard]] static std::vector<std::string> dropped_texts(const providers::dropped_fields& dropped);
   [[nodiscard]] double random01();
   // The same outcome for each of `n` events (a request that never got a per-event verdict).

@@ -22,12 +22,28 @@ void sender::note_dropped(const destination& dest, std::int64_t row_id, const pr
                 {{"row_id", row_id}, {"provider", dest.provider_kind}, {"destination", dest.name}, {"fields", fields}});
 }
 
+// What the provider said it could not use, in a 200: the row is sent; the fields go
+// to the attempts log (beside those dropped before sending), a warning and a metric.
+void sender::note_warnings(const destination& dest, std::int64_t row_id, const providers::dropped_fields& warnings,
+                           db::settlement& s) {
+  if (warnings.empty()) return;
+  std::string fields;
+  for (const auto& w : warnings) {
+    ++ctx_.metrics.field_warnings[{dest.provider_kind, dest.name, w.field, w.reason}];
+    s.dropped_fields.push_back("provider warning: " + w.text());
+    fields += (fields.empty() ? "" : "; ") + w.text();
+  }
+  ctx_.log.warn("the provider accepted a conversion without some fields",
+                {{"row_id", row_id}, {"provider", dest.provider_kind}, {"destination", dest.name}, {"fields", fields}});
+}
+
 void sender::attach_event_facts(const destination& dest, std::int64_t row_id, const providers::batch_outcome& verdict,
-                                db::settlement& s) {
+                                const providers::event_outcome& outcome, db::settlement& s) {
   const auto* row = ctx_.in_flight.find(row_id);
   if (row == nullptr) return;
   s.dropped_fields = row->dropped;
   if (s.state != db::settle_state::sent) return;
+  note_warnings(dest, row_id, outcome.warnings, s);
   s.match_keys = row->match_keys;
   for (const auto& key : row->match_keys) ++ctx_.metrics.match_keys[{dest.provider_kind, dest.name, key}];
   if (!verdict.request_id.empty()) {

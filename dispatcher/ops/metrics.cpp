@@ -121,6 +121,15 @@ void metrics::render_conversions(std::string& out) const {
                label_value(std::get<3>(k)) + "\"",
            double(n));
   }
+  header(out, "outbox_field_warnings_total", "counter",
+         "Fields the provider accepted the event without, as its answer said (Data Manager fieldWarnings), by "
+         "field and reason; per delivered event.");
+  for (const auto& [k, n] : field_warnings) {
+    sample(out, "outbox_field_warnings_total",
+           dest_labels({std::get<0>(k), std::get<1>(k)}) + ",field=\"" + label_value(std::get<2>(k)) + "\",reason=\"" +
+               label_value(std::get<3>(k)) + "\"",
+           double(n));
+  }
   header(out, "outbox_match_key_events_total", "counter",
          "Delivered events that carried each match key; divide by outbox_deliveries_total{outcome=\"delivered\"}.");
   for (const auto& [k, n] : from_zero(match_keys, destinations, providers::match_key::all)) {
@@ -143,6 +152,12 @@ void metrics::render_destination_gauges(std::string& out) const {
   auto all_paused = from_zero(std::map<destination_key, int>{}, destinations);
   for (const auto& k : paused) all_paused[k] = 1;
   for (const auto& [k, v] : all_paused) sample(out, "outbox_destination_paused", dest_labels(k), v);
+  header(out, "outbox_api_version_sunset_seconds", "gauge",
+         "Seconds until the API version a destination is pinned to stops answering (negative once past); only "
+         "destinations whose version has an announced sunset.");
+  for (const auto& [k, v] : destinations) {
+    if (v.api_sunset_seconds) sample(out, "outbox_api_version_sunset_seconds", dest_labels(k), *v.api_sunset_seconds);
+  }
   header(out, "outbox_delivery_lag_seconds", "gauge",
          "Age of the oldest unsent row of a destination by created_at (0 when none): rises while it is paused, "
          "failing or behind.");

@@ -48,6 +48,10 @@ struct destination_view {
   std::string state;   // open, probing, paused, paused (automatic), circuit open
   std::string reason;  // why it is not open; empty when open
   std::optional<std::chrono::system_clock::time_point> reopens_at;  // an automatic pause's end
+  // The pinned API version's announced sunset (providers/api_versions.hpp), in seconds
+  // from the snapshot (negative once past); nullopt when none is announced.
+  std::optional<double> api_sunset_seconds;
+  std::string api_sunset_warning;  // set within the warning window: the line `status` and the log show
 };
 
 // The last failure seen for a destination (the settled row's error text, never its payload).
@@ -64,6 +68,7 @@ struct metrics {
 
   std::map<outcome_key, std::uint64_t> deliveries;         // settled rows by outcome
   std::map<field_key, std::uint64_t> fields_dropped;       // per attempt: fields a provider left out
+  std::map<field_key, std::uint64_t> field_warnings;       // per delivered event: fields the provider could not use
   std::map<outcome_key, std::uint64_t> match_keys;         // delivered rows carrying each match key (outcome = key)
   std::map<outcome_key, std::uint64_t> provider_statuses;  // reconciled rows by processing status
   std::map<destination_key, histogram> request_seconds;

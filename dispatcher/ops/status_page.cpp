@@ -69,6 +69,7 @@ std::string state_html(const destination_view& v) {
     out += "<br><span class=\"reason\">" + html_text(v.reason) + "</span>";
   }
   if (v.reopens_at) out += "<br><span class=\"until\">probe at " + iso_time(*v.reopens_at) + "</span>";
+  if (!v.api_sunset_warning.empty()) out += "<br><span class=\"note\">" + html_text(v.api_sunset_warning) + "</span>";
   return out;
 }
 

@@ -20,10 +20,10 @@ namespace {
 // Given name, family name, region and postal code are all required in an
 // address identifier (user_data.proto); a partial one is left out.
 std::optional<google_event::address_info> google_address(const canonical_event& c, user_field_reader& fields) {
-  auto given = fields.hashed("first_name", pii_field::name, c.first_name);
-  auto family = fields.hashed("last_name", pii_field::name, c.last_name);
+  auto given = fields.hashed("first_name", pii_field::given_name_google, c.first_name);
+  auto family = fields.hashed("last_name", pii_field::family_name_google, c.last_name);
   auto region = fields.normalized("country", pii_field::country, c.country);
-  auto postal = fields.normalized("zip", pii_field::zip, c.zip);
+  auto postal = fields.normalized("zip", pii_field::postal_code_google, c.zip);
   if (given.empty() || family.empty() || region.empty() || postal.empty()) return std::nullopt;
   google_event::address_info a;
   a.hashed_given_name = std::move(given.front());
@@ -45,6 +45,7 @@ std::variant<google_event, std::string> read_google_event(const outbound_event& 
   google_event g;
   g.dropped = std::move(c.dropped);
   g.event_time = c.event_time;
+  g.action_source = c.action_source;
   g.value = c.value;
   g.currency = c.currency.value_or("");
   g.gclid = c.gclid.value_or("");
@@ -119,11 +120,7 @@ std::optional<seconds> parse_google_duration(std::string_view text) {
   return std::min(seconds{n}, max_retry_after);
 }
 
-namespace {
-
-// "conversions[3].gclid" / "events.3" / "events[3]" -> 3 when the path starts with
-// `list`; Data Manager's documented "events.events[0].user_data" is found too.
-std::optional<std::size_t> index_in_path(std::string_view path, std::string_view list) {
+std::optional<std::size_t> google_index_in_path(std::string_view path, std::string_view list) {
   if (const std::size_t bracket = path.find(std::string{list} + "[");
       bracket != std::string_view::npos && bracket > 0) {
     path.remove_prefix(bracket);
@@ -143,6 +140,8 @@ std::optional<std::size_t> index_in_path(std::string_view path, std::string_view
   return n;
 }
 
+namespace {
+
 void note_delay(google_status& s, const json& value) {
   if (!value.is_string()) return;
   if (const auto d = parse_google_duration(value.get_ref<const std::string&>())) {
@@ -160,7 +159,7 @@ void read_bad_request(const json& detail, std::string_view list_field, google_st
     e.message = string_or_empty(v, "description");
     const std::string field = string_or_empty(v, "field");
     if (!field.empty()) e.message = field + ": " + e.message;
-    e.row = index_in_path(field, list_field);
+    e.row = google_index_in_path(field, list_field);
     s.errors.push_back(std::move(e));
   }
 }

@@ -25,6 +25,7 @@ namespace outbox::providers {
 // (providers/user_data/user_data.hpp): SHA-256 lower-case hex.
 struct google_event {
   std::int64_t event_time = 0;  // unix seconds, frozen at insert
+  std::string action_source;    // the canonical event's (Meta's vocabulary): "system_generated"
   std::optional<double> value;
   std::string currency;  // ISO 4217, upper case; empty when absent
   std::string gclid;
@@ -108,6 +109,9 @@ struct google_status {
 // A protobuf JSON Duration ("30s", "1.5s", "0.200s") rounded up to whole seconds and
 // capped at max_retry_after; nullopt when malformed.
 [[nodiscard]] std::optional<std::chrono::seconds> parse_google_duration(std::string_view text);
+// "conversions[3].gclid" / "events.3" / "events[3]" -> 3 when the path starts with
+// `list`; Data Manager's documented "events.events[0].user_data" is found too.
+[[nodiscard]] std::optional<std::size_t> google_index_in_path(std::string_view path, std::string_view list);
 // One line for logs and rows: "HTTP 403 PERMISSION_DENIED: <message> (CODE: text; CODE: text)".
 [[nodiscard]] std::string describe_google_status(const google_status& s);
 

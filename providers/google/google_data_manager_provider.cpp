@@ -11,6 +11,7 @@
 namespace outbox::providers {
 namespace {
 
+using google_detail::string_or_empty;
 using nlohmann::json;
 using std::chrono::seconds;
 using std::chrono::system_clock;
@@ -59,8 +60,19 @@ std::string_view data_manager_consent(consent_value v) {
   return v == consent_value::granted ? "CONSENT_GRANTED" : "CONSENT_DENIED";
 }
 
+// EventSource (event.proto): required in practice (googleapis/google-cloud-php#9201),
+// so always sent, from the canonical action_source; extra.google_data_manager.eventSource wins.
+std::string_view data_manager_event_source(std::string_view action_source) {
+  if (action_source == "website") return "WEB";
+  if (action_source == "app") return "APP";
+  if (action_source == "physical_store") return "IN_STORE";
+  if (action_source == "phone_call") return "PHONE";
+  return "OTHER";  // system_generated (a CRM's own events), email, chat, ...
+}
+
 json data_manager_event(const google_event& e, const outbound_event& event) {
   json out = json::object();
+  out["eventSource"] = data_manager_event_source(e.action_source);
   out["eventTimestamp"] = format_rfc3339_utc(e.event_time);
   if (e.value) out["conversionValue"] = *e.value;
   if (!e.currency.empty()) out["currency"] = e.currency;
@@ -157,7 +169,48 @@ std::string destination_refusal(int status, const google_error_item* wide, const
   return reason;
 }
 
-// A refused request of several events: those Google located are dead, the others are sent again alone.
+// "events.events[2].user_data.user_identifiers[0]" -> "user_data.user_identifiers": the
+// path inside the event, without indices, so the metric's label stays bounded.
+std::string warning_field(std::string_view path) {
+  if (const std::size_t at = path.find("events["); at != std::string_view::npos) {
+    const std::size_t close = path.find(']', at);
+    path = close == std::string_view::npos ? std::string_view{} : path.substr(close + 1);
+    if (!path.empty() && path.front() == '.') path.remove_prefix(1);
+  }
+  std::string out;
+  bool in_index = false;
+  for (const char c : path) {
+    if (c == '[') in_index = true;
+    if (!in_index) out.push_back(c);
+    if (c == ']') in_index = false;
+  }
+  return out.empty() ? "event" : one_line_excerpt(out, 100);
+}
+
+// Data Manager v1.8: problems with optional fields come back in the 200 as
+// fieldWarnings [{reason, description, field}]. A warning that names an event
+// goes to that row; one that names none, to every row of the request.
+void attach_field_warnings(std::span<const std::optional<std::size_t>> rows, std::size_t in_request,
+                           std::string_view body, batch_outcome& out) {
+  const json doc = json::parse(body, nullptr, false);
+  if (!doc.is_object()) return;
+  const auto warnings = doc.find("fieldWarnings");
+  if (warnings == doc.end() || !warnings->is_array()) return;
+  for (const json& w : *warnings) {
+    if (!w.is_object()) continue;
+    const std::string path = string_or_empty(w, "field");
+    std::string reason = string_or_empty(w, "reason");
+    dropped_field note{warning_field(path), reason.empty() ? "WARNING" : one_line_excerpt(reason, 60),
+                       one_line_excerpt(string_or_empty(w, "description"), 200)};
+    const auto index = google_index_in_path(path, "events");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i] && (!index || *index >= in_request || *rows[i] == *index)) out.events[i].warnings.push_back(note);
+    }
+  }
+}
+
+// A refused request of several events: those Google located are dead and the others
+// go again together; when Google located none, the batch is halved.
 void classify_refused_batch(std::span<const std::optional<std::size_t>> rows, std::size_t in_request,
                             const std::optional<google_status>& parsed, const std::string& text, batch_outcome& out) {
   std::vector<std::optional<std::string>> located(in_request);
@@ -169,16 +222,26 @@ void classify_refused_batch(std::span<const std::optional<std::size_t>> rows, st
       }
     }
   }
+  const bool named = std::any_of(located.begin(), located.end(), [](const auto& l) { return l.has_value(); });
+  std::vector<std::size_t> innocent;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!rows[i]) {
       out.events[i] = held_back_by_transaction_id();
     } else if (located[*rows[i]]) {
       out.events[i] = google_dead_outcome(*located[*rows[i]]);
-    } else {
+    } else if (named) {
+      // Google named the culprits: the others go again at once, together.
       out.events[i] = google_retry_outcome("the request was refused because of another event in it (" + text +
-                                           "); sent again on its own");
-      out.events[i].resend_alone = true;
+                                           "); sent again without it");
+      out.events[i].resend_group = 1;
+    } else {
+      innocent.push_back(i);
     }
+  }
+  if (!innocent.empty()) {
+    resend_in_halves(out, innocent,
+                     "the request was refused and Google named no event (" + text +
+                         "); sent again in halves to find the one at fault");
   }
 }
 
@@ -205,6 +268,7 @@ batch_outcome classify_data_manager_result(std::span<const std::optional<std::si
     delivered.kind = outcome_kind::delivered;
     for_sent(delivered);
     out.request_id = data_manager_request_id(response.body);  // none for validateOnly requests
+    attach_field_warnings(rows, in_request, response.body, out);
     return out;
   }
 

@@ -18,8 +18,9 @@
 // travel in `destinations`. OAuth2 scope https://www.googleapis.com/auth/datamanager.
 //
 // Errors are fast-fail: one invalid event refuses the whole request (400
-// INVALID_ARGUMENT, with a BadRequest field violation such as "events[3]..."), so
-// a refused batch is split (resend_alone) unless Google named the culprit rows.
+// INVALID_ARGUMENT, with a BadRequest field violation such as
+// "events.events[3].event_source"): the named events go dead and the rest are sent
+// again at once in one request (resend_group); with none named, in halves.
 // A 200 only means the request was valid: processing is asynchronous. The
 // answer's requestId is kept (provider_request); the engine's reconciler asks
 //   GET {base_url}/v1/requestStatus:retrieve?requestId=...
@@ -66,11 +67,20 @@ struct google_data_manager_destination {
   [[nodiscard]] nlohmann::json destination_json() const;
 };
 
+// The Google Cloud project an OAuth client belongs to, as Data Manager's quotas
+// count it: "google-cloud-project:123456789012" from the client id
+// "123456789012-abc.apps.googleusercontent.com"; the whole id when it has no
+// project number in front.
+[[nodiscard]] std::string google_cloud_project_of(std::string_view client_id);
+
 // "CONSENT_GRANTED" / "CONSENT_DENIED" (Data Manager's ConsentStatus).
 [[nodiscard]] std::string_view data_manager_consent(consent_value v);
 
-// One Event object (extra.google_data_manager merged as a JSON merge patch; the
-// transactionId stays the idempotency key).
+// "WEB", "APP", "IN_STORE", "PHONE" from the canonical action_source, else "OTHER".
+[[nodiscard]] std::string_view data_manager_event_source(std::string_view action_source);
+
+// One Event object, eventSource always set (extra.google_data_manager merged as a
+// JSON merge patch; the transactionId stays the idempotency key).
 [[nodiscard]] nlohmann::json data_manager_event(const google_event& e, const outbound_event& event);
 
 // For each event its index in events[], or nullopt when an earlier event of the
@@ -100,6 +110,7 @@ class google_data_manager_provider final : public provider {
   [[nodiscard]] std::optional<http_request> status_request(std::string_view request_id) const override;
   [[nodiscard]] request_status read_status(const http_result& result) const override;
   [[nodiscard]] std::chrono::seconds status_check_delay() const override { return destination_.status_check_delay; }
+  [[nodiscard]] std::string status_quota_scope() const override;
 
   [[nodiscard]] const google_data_manager_destination& destination() const { return destination_; }
 

@@ -2,11 +2,14 @@
 // what requestStatus:retrieve later says about it (google/ads/datamanager/v1
 // request_status_per_destination.proto): SUCCESS, PROCESSING, FAILED,
 // PARTIAL_SUCCESS or REQUEST_STATUS_UNKNOWN, with error counts by reason.
+#include <algorithm>
+
 #include "providers/google/google_data_manager_provider.hpp"
 #include "providers/google/google_text.hpp"
 #include "providers/http/http_outcome.hpp"
 #include "providers/http/query_escape.hpp"
 #include "providers/quoted_text.hpp"
+#include "providers/text.hpp"
 
 namespace outbox::providers {
 namespace {
@@ -89,7 +92,17 @@ std::string data_manager_request_id(std::string_view body) {
 
 request_status read_data_manager_status(const http_result& result) {
   request_status out;
-  if (!result.response || result.response->status == 429 || is_retryable_status(result.response->status)) {
+  if (result.response && result.response->status == 429) {
+    // Status reads share the project's quota of every non-ingestion call (50,000 a
+    // day, 300 a minute): the whole project waits, not just this request.
+    out.retry_later = true;
+    const auto parsed = parse_google_error_body(result.response->body, "events");
+    out.quota_exhausted = parsed && parsed->retry_delay ? *parsed->retry_delay : std::chrono::seconds{0};
+    out.detail = "HTTP 429 RESOURCE_EXHAUSTED" +
+                 (parsed && !parsed->message.empty() ? ": " + one_line_excerpt(parsed->message, 200) : std::string{});
+    return out;
+  }
+  if (!result.response || is_retryable_status(result.response->status)) {
     out.retry_later = true;
     out.detail =
         result.response ? "HTTP " + std::to_string(result.response->status) : "no answer: " + result.error_message;
@@ -113,6 +126,17 @@ request_status read_data_manager_status(const http_result& result) {
     return out;
   }
   return from_entry(list->front());  // one destination per request, in request order
+}
+
+std::string google_cloud_project_of(std::string_view client_id) {
+  const std::size_t dash = client_id.find('-');
+  const std::string_view number = client_id.substr(0, dash == std::string_view::npos ? 0 : dash);
+  const bool numbered = !number.empty() && std::all_of(number.begin(), number.end(), is_ascii_digit);
+  return "google-cloud-project:" + std::string{numbered ? number : client_id};
+}
+
+std::string google_data_manager_provider::status_quota_scope() const {
+  return google_cloud_project_of(destination_.oauth.client_id);
 }
 
 std::optional<http_request> google_data_manager_provider::status_request(std::string_view request_id) const {

@@ -85,6 +85,7 @@ std::vector<std::string_view> write_meta_event(Writer& w, const outbound_event& 
     user_keys.push_back(key);
   };
   user_field_reader fields{c, destination.default_phone_country_code, dropped};
+  fields.keep_hash_appendix();
   w.open("user_data");
   const auto hashed = [&](std::string_view key, std::string_view name, pii_field field,
                           const std::vector<std::string>& raws) {

@@ -9,7 +9,10 @@
 //
 // Meta rejects a whole request when one event in it is invalid (error code 100):
 // the provider then asks the engine to resend every event of that batch alone
-// (resend_alone), so only the culprit goes dead, with Meta's own message.
+// (resend_alone), so only the culprit goes dead, with Meta's own message. That
+// costs 1 + (bad events) refused requests however large the batch, the fewest
+// of any split: halving would add a refused request per level, and Meta rates
+// the app by its error share (client_error_window.hpp).
 // Token (190, 102, 104), permission (3, 10, 200-299), unknown pixel (100 with
 // subcode 33) and appsecret_proof errors pause the destination.
 #include <array>
@@ -43,7 +46,7 @@ struct meta_destination {
   std::string pixel_id;                                 // digits
   std::string access_token;                             // secret
   std::string app_secret;                               // secret; empty: no appsecret_proof
-  std::string api_version = "v26.0";                    // newest Graph API version (2026-07-29)
+  std::string api_version = "v27.0";                    // newest Marketing API version (2026-11-04), api_versions.cpp
   std::string base_url = "https://graph.facebook.com";  // no trailing '/'
   std::string test_event_code;                          // empty: live events
   std::size_t batch_size = 500;                         // 1..meta_max_batch_size
@@ -149,6 +152,7 @@ class meta_provider final : public provider {
   [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events,
                                        const http_result& result) const override;
   [[nodiscard]] bool hold_reclaimed() const override { return destination_.hold_reclaimed; }
+  [[nodiscard]] std::string_view api_version() const override { return destination_.api_version; }
 
   [[nodiscard]] const meta_destination& destination() const { return destination_; }
 

@@ -89,15 +89,18 @@ std::string lower_filtered(std::string_view raw, bool (*drop)(char32_t), inner_b
   const std::string lower = to_lower(trim(raw));
   std::string out;
   out.reserve(lower.size());
-  bool pending_blank = false;
+  std::string pending_blanks;  // the blanks since the last kept code point, as written
   for_each_code_point(lower, [&](char32_t cp, std::string_view bytes) {
     if (is_blank(cp)) {
-      pending_blank = true;
+      pending_blanks.append(bytes);
       return;
     }
     if (drop(cp)) return;
-    if (pending_blank && blanks == inner_blanks::one_space && !out.empty()) out.push_back(' ');
-    pending_blank = false;
+    if (!pending_blanks.empty() && !out.empty()) {
+      if (blanks == inner_blanks::one_space) out.push_back(' ');
+      if (blanks == inner_blanks::keep) out.append(pending_blanks);
+    }
+    pending_blanks.clear();
     out.append(bytes);
   });
   return out;

@@ -28,12 +28,13 @@ namespace outbox::providers::unicode {
 // True when every byte sequence is well-formed UTF-8 (ICU's U8_NEXT decides).
 [[nodiscard]] bool is_valid_utf8(std::string_view text);
 
-// How lower_filtered treats a run of blanks inside the value.
-enum class inner_blanks { drop, one_space };
+// How lower_filtered treats a run of blanks inside the value: removed, made one
+// ASCII space, or kept as written (Google's names: "trim leading and trailing").
+enum class inner_blanks { drop, one_space, keep };
 
 // Trims, lower-cases the whole value (so final sigma sees its neighbours, as in
 // JavaScript), then drops every code point `drop` accepts. Blanks at the ends
-// always go; inside, they are dropped or collapsed to one ASCII space.
+// always go; inside, they are dropped, collapsed to one ASCII space or kept.
 [[nodiscard]] std::string lower_filtered(std::string_view raw, bool (*drop)(char32_t), inner_blanks blanks);
 
 // A key for matching names against reference data, case- and accent-insensitive:

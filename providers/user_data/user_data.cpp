@@ -6,6 +6,7 @@
 #include "providers/crypto.hpp"
 #include "providers/text.hpp"
 #include "providers/user_data/iso3166.hpp"
+#include "providers/user_data/name_titles.hpp"
 #include "providers/user_data/phone_numbers.hpp"
 #include "providers/user_data/unicode_text.hpp"
 
@@ -122,15 +123,41 @@ normalize_result by_rule(pii_field field, std::string_view raw, const normalize_
     case pii_field::phone_digits: return phone_field(raw, phone_style::digits, options);
     case pii_field::phone_e164: return phone_field(raw, phone_style::e164, options);
     case pii_field::name: return accepted(normalize_name(raw));
+    case pii_field::given_name_google: return accepted(normalize_given_name_google(raw));
+    case pii_field::family_name_google: return accepted(normalize_family_name_google(raw));
     case pii_field::city: return accepted(normalize_city(raw));
     case pii_field::state: return state(raw, options);
     case pii_field::zip: return accepted(normalize_zip(raw));
+    case pii_field::postal_code_google: return accepted(normalize_postal_code_google(raw));
     case pii_field::country: return country(raw);
     case pii_field::date_of_birth: return date_of_birth(raw);
     case pii_field::external_id: return accepted(normalize_external_id(raw));
     case pii_field::gender: return gender(raw);
   }
   return rejected("empty", "unknown field");
+}
+
+bool is_base64url(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return is_ascii_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_';
+  });
+}
+
+// A SHA-256 the CRM (or Meta's Parameter Builder, with its ".<appendix>") computed:
+// the hex lower-cased, the appendix kept or dropped; nullopt for anything else.
+std::optional<std::string> already_hashed(std::string_view trimmed, bool keep_appendix) {
+  const std::string_view hex = trimmed.substr(0, 64);
+  const std::string_view appendix = trimmed.size() > 65 ? trimmed.substr(65) : std::string_view{};
+  const bool plain = trimmed.size() == 64;
+  const bool with_appendix =
+      trimmed.size() > 65 && trimmed[64] == '.' && appendix.size() <= 64 && is_base64url(appendix);
+  if ((!plain && !with_appendix) || !is_sha256_hex(hex)) return std::nullopt;
+  std::string hashed{hex};
+  for (char& c : hashed) {
+    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+  }
+  if (with_appendix && keep_appendix) hashed.append(".").append(appendix);
+  return hashed;
 }
 
 }  // namespace
@@ -170,6 +197,17 @@ std::string normalize_name(std::string_view raw) {
   return unicode::lower_filtered(raw, unicode::is_punctuation, inner_blanks::one_space);
 }
 
+std::string normalize_given_name_google(std::string_view raw) {
+  return without_name_prefixes(unicode::lower_filtered(raw, unicode::is_punctuation, inner_blanks::keep));
+}
+
+std::string normalize_family_name_google(std::string_view raw) {
+  return without_name_suffixes(unicode::lower_filtered(raw, unicode::is_punctuation, inner_blanks::keep));
+}
+
+// Google: "trim leading and trailing whitespace", nothing else (case and inner blanks kept).
+std::string normalize_postal_code_google(std::string_view raw) { return std::string{unicode::trim(raw)}; }
+
 std::string normalize_city(std::string_view raw) {
   return unicode::lower_filtered(raw, unicode::is_punctuation, inner_blanks::drop);
 }
@@ -200,7 +238,9 @@ std::optional<std::string> normalize_gender(std::string_view raw) {
   return std::nullopt;
 }
 
-std::string normalize_external_id(std::string_view raw) { return std::string{unicode::trim(raw)}; }
+// Trimmed and lower-cased, as Meta's Parameter Builder does (getNormalizedExternalID), so a
+// CRM id hashes as the same value on the pixel's side and ours; the same for every provider.
+std::string normalize_external_id(std::string_view raw) { return unicode::to_lower(unicode::trim(raw)); }
 
 normalize_result normalize_field(pii_field field, std::string_view raw, const normalize_options& options) {
   if (unicode::trim(raw).empty()) return rejected("empty", "blank");
@@ -211,13 +251,7 @@ normalize_result normalize_field(pii_field field, std::string_view raw, const no
 
 normalize_result hash_field(pii_field field, std::string_view raw, const normalize_options& options) {
   const std::string_view trimmed = unicode::trim(raw);
-  if (is_sha256_hex(trimmed)) {
-    std::string hashed{trimmed};
-    for (char& c : hashed) {
-      if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
-    }
-    return accepted(std::move(hashed));
-  }
+  if (auto hashed = already_hashed(trimmed, options.keep_hash_appendix)) return accepted(std::move(*hashed));
   normalize_result r = normalize_field(field, raw, options);
   if (r.value) r.value = sha256_hex(*r.value);
   return r;

@@ -13,15 +13,19 @@
 //                 calling code, reads national numbers; extension dropped; E.164.
 //                 digits style (Meta): "16505551212"; e164 style (TikTok, Google): "+16505551212"
 //   name          lower-case, punctuation removed, inner blanks collapsed to one space
+//   given_name_google / family_name_google
+//                 lower-case, punctuation removed, inner blanks kept as written; a title
+//                 before the given name ("Mrs.") and a suffix after the family name ("Jr.") left out
 //   city          lower-case, blanks and punctuation removed
 //   state         with a known country: the ISO 3166-2 code part ("California" -> "ca",
 //                 "Bayern" -> "by"); otherwise as city
 //   zip           lower-case, blanks and '-' removed; a US ZIP+4 keeps its 5 digits
+//   postal_code_google  trimmed only (Google takes it in clear: "SW1A 1AA")
 //   country       ISO 3166-1 alpha-2, lower-case, from a code, a name or an alias ("UK" -> "gb")
 //   date_of_birth YYYYMMDD, YYYY-MM-DD, MM/DD/YYYY or M/D/YYYY -> YYYYMMDD; a real date
 //                 from 1900 to today
 //   gender        "f" or "m" (from f, m, female, male, any case)
-//   external_id   trimmed only: ids are opaque and may be case-sensitive
+//   external_id   trimmed and lower-cased, as Meta's Parameter Builder does (every provider)
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +56,9 @@ enum class phone_style {
                                                          std::string_view default_calling_code = {});
 
 [[nodiscard]] std::string normalize_name(std::string_view raw);
+[[nodiscard]] std::string normalize_given_name_google(std::string_view raw);
+[[nodiscard]] std::string normalize_family_name_google(std::string_view raw);
+[[nodiscard]] std::string normalize_postal_code_google(std::string_view raw);
 [[nodiscard]] std::string normalize_city(std::string_view raw);
 // Without a country: lower-case, blanks and punctuation removed (normalize_field
 // maps subdivision names and codes when the row's country is known).
@@ -67,10 +74,13 @@ enum class pii_field {
   email_google,
   phone_digits,
   phone_e164,
-  name,  // first or last name
+  name,  // first or last name (Meta, TikTok)
+  given_name_google,
+  family_name_google,
   city,
   state,
   zip,
+  postal_code_google,
   country,
   date_of_birth,
   external_id,
@@ -80,6 +90,9 @@ enum class pii_field {
 struct normalize_options {
   std::string default_calling_code;  // the destination's, for national phone numbers; empty: none
   std::string region;                // the row's country, ISO alpha-2 lower case (from normalize_country); may be empty
+  // A Meta Parameter Builder hash ("<64 hex>.<appendix>") goes as it came (Meta reads the
+  // appendix); when false (TikTok, Google) only its 64 hex characters go.
+  bool keep_hash_appendix = false;
 };
 
 // Why a value was left out: `reason` is a short metric label, `detail` one line
@@ -97,7 +110,10 @@ struct normalize_result {
                                                const normalize_options& options = {});
 
 // sha256_hex of normalize_field's value; a raw value that already is a SHA-256
-// (64 hex characters after trimming) is returned lower-cased instead, never hashed again.
+// (64 hex characters after trimming) is returned lower-cased instead, never hashed again,
+// and so is one from Meta's Parameter Builder, "<64 hex>.<appendix>" (the appendix is
+// base64url: format, language and SDK version), with or without its appendix as
+// `options.keep_hash_appendix` says.
 [[nodiscard]] normalize_result hash_field(pii_field field, std::string_view raw, const normalize_options& options = {});
 
 // normalize_field / hash_field, value only.

@@ -26,6 +26,8 @@ class user_field_reader {
   [[nodiscard]] std::vector<std::string> normalized(std::string_view name, pii_field field,
                                                     const std::vector<std::string>& raws);
   [[nodiscard]] const normalize_options& options() const { return options_; }
+  // Meta: Parameter Builder hashes keep their ".<appendix>" (normalize_options).
+  void keep_hash_appendix() { options_.keep_hash_appendix = true; }
 
  private:
   template <class Step>

@@ -18,10 +18,21 @@ namespace {
 
 using namespace outbox::providers;
 
-constexpr std::array all_fields{pii_field::email,         pii_field::email_google, pii_field::phone_digits,
-                                pii_field::phone_e164,    pii_field::name,         pii_field::city,
-                                pii_field::state,         pii_field::zip,          pii_field::country,
-                                pii_field::date_of_birth, pii_field::external_id,  pii_field::gender};
+constexpr std::array all_fields{pii_field::email,
+                                pii_field::email_google,
+                                pii_field::phone_digits,
+                                pii_field::phone_e164,
+                                pii_field::name,
+                                pii_field::given_name_google,
+                                pii_field::family_name_google,
+                                pii_field::city,
+                                pii_field::state,
+                                pii_field::zip,
+                                pii_field::postal_code_google,
+                                pii_field::country,
+                                pii_field::date_of_birth,
+                                pii_field::external_id,
+                                pii_field::gender};
 
 constexpr std::array<std::string_view, 4> calling_codes{"", "1", "+44", "49"};
 // Regions as normalize_country gives them; "aq" has no ISO 3166-2 subdivisions,

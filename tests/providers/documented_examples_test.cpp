@@ -13,6 +13,7 @@
 #include "providers/google/google_data_manager_provider.hpp"
 #include "providers/meta/meta_provider.hpp"
 #include "providers/tiktok/tiktok_provider.hpp"
+#include "tests/support/fake_google_wire.hpp"
 #include "tests/support/provider_test_kit.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
@@ -50,7 +51,9 @@ json data_manager_event_of(const json& payload) {
                                                                             {})};
   const auto e = event(payload);
   REQUIRE_FALSE(p.validate(e, now).has_value());
-  return json::parse(p.build_request(std::span{&e, 1}, now).body)["events"][0];
+  const auto body = p.build_request(std::span{&e, 1}, now).body;
+  outbox::test::fake_google_wire::keep_ingest_body(body);  // checks/datamanager_protos parses it
+  return json::parse(body)["events"][0];
 }
 
 json one(const char* hash) { return json::array({hash}); }
@@ -121,6 +124,41 @@ TEST_CASE("Google Data Manager formatting guide: the documented examples") {
           {"regionCode", "US"},
           {"postalCode", "94043"}}}}});
   CHECK(e["userData"]["userIdentifiers"] == expected);
+}
+
+TEST_CASE("Google Data Manager formatting guide: titles, suffixes, inner blanks and the postal code in clear") {
+  const auto address = [](const json& names) {
+    json payload = {{"event_time", an_hour_ago}, {"country", "GB"}, {"zip", "  SW1A 1AA "}};
+    payload.update(names);
+    return data_manager_event_of(payload)["userData"]["userIdentifiers"][0]["address"];
+  };
+  CHECK(address({{"first_name", "Mrs. Mary"}, {"last_name", "Smith Jr."}}) ==
+        json{{"givenName", sha256_hex("mary")},
+             {"familyName", sha256_hex("smith")},
+             {"regionCode", "GB"},
+             {"postalCode", "SW1A 1AA"}});  // trimmed only: case and the inner blank kept
+  CHECK(address({{"first_name", "Mary   Ann"}, {"last_name", "van der Berg"}})["givenName"] ==
+        sha256_hex("mary   ann"));
+  // Meta's zp rule is its own: lower-case, blanks removed; its names keep titles.
+  const auto meta = meta_user_data({{"event_time", an_hour_ago}, {"zip", "  SW1A 1AA "}, {"first_name", "Mrs. Mary"}});
+  CHECK(meta["zp"] == one(sha256_hex("sw1a1aa").c_str()));
+  CHECK(meta["fn"] == one(sha256_hex("mrs mary").c_str()));
+}
+
+TEST_CASE("Meta Parameter Builder values pass through untouched; TikTok and Google send the hash alone") {
+  const std::string hashed = sha256_hex("john_smith@gmail.com") + ".AQYBAQIA";
+  const std::string fbc = "fb.1.1554763741205.IwAR2F4-dbP0l7Mn1IawQQGCINEz7PYXQvwjNwB_qa2ofrHyiLjcbCRxTDMgE.AQYBAQIA";
+  const auto meta = meta_user_data({{"event_time", an_hour_ago},
+                                    {"email", hashed},
+                                    {"external_id", hashed},
+                                    {"fbc", fbc},
+                                    {"fbp", "fb.1.1596403881668.1116446470.AQYBAQIA"}});
+  CHECK(meta["em"] == json::array({hashed}));
+  CHECK(meta["external_id"] == json::array({hashed}));
+  CHECK(meta["fbc"] == fbc);
+  CHECK(meta["fbp"] == "fb.1.1596403881668.1116446470.AQYBAQIA");
+  const auto google = data_manager_event_of({{"event_time", an_hour_ago}, {"email", hashed}});
+  CHECK(google["userData"]["userIdentifiers"][0]["emailAddress"] == sha256_hex("john_smith@gmail.com"));
 }
 
 TEST_CASE("TikTok: the hash vectors of its sample request, from raw CRM values, several emails as a list") {

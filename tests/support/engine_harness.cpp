@@ -120,4 +120,6 @@ bool engine_harness::claims_skipped_paused_since(std::size_t count_before) const
 
 std::uint64_t engine_harness::claim_statements() const { return engine_->metrics_snapshot().claim_seconds.count(); }
 
+std::string engine_harness::metrics_text() const { return engine_->metrics_snapshot().render(); }
+
 }  // namespace outbox::test

@@ -55,6 +55,8 @@ class engine_harness {
   [[nodiscard]] bool claims_skipped_paused_since(std::size_t count_before) const;
   // Claim statements the engine ran; read it after stop().
   [[nodiscard]] std::uint64_t claim_statements() const;
+  // The engine's /metrics text; read it after stop().
+  [[nodiscard]] std::string metrics_text() const;
 
   scratch_database db;
   test_pki pki;

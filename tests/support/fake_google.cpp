@@ -1,5 +1,7 @@
 #include "tests/support/fake_google.hpp"
 
+#include "tests/support/fake_google_wire.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -12,86 +14,9 @@
 namespace outbox::test {
 namespace {
 
+using namespace fake_google_wire;
 using nlohmann::json;
 using clock = std::chrono::steady_clock;
-
-test_server_options tls_for(const test_ca& ca) {
-  test_server_options o;
-  o.certificate = ca.issue();  // localhost and 127.0.0.1
-  return o;
-}
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i] == '+' ? ' ' : s[i];
-    }
-  }
-  return out;
-}
-
-std::map<std::string, std::string> form_fields(std::string_view body) {
-  std::map<std::string, std::string> fields;
-  while (!body.empty()) {
-    const auto amp = body.find('&');
-    const auto pair = body.substr(0, amp);
-    const auto eq = pair.find('=');
-    fields[percent_decode(pair.substr(0, eq))] =
-        eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1));
-    if (amp == std::string_view::npos) break;
-    body.remove_prefix(amp + 1);
-  }
-  return fields;
-}
-
-response_plan json_reply(int status, const json& body) { return response_plan::reply(status, body.dump()); }
-
-response_plan rpc_error(int status, std::string_view code_name, std::string_view message,
-                        json details = json::array()) {
-  return json_reply(
-      status, json{{"error",
-                    {{"code", status}, {"message", message}, {"status", code_name}, {"details", std::move(details)}}}});
-}
-
-response_plan unauthenticated() {
-  return rpc_error(401, "UNAUTHENTICATED",
-                   "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or "
-                   "other valid authentication credential.");
-}
-
-bool is_gclid_like(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-  });
-}
-
-// Hex of either case: Google decodes the hex.
-bool is_sha256_hex_any_case(const json& v) {
-  if (!v.is_string()) return false;
-  const auto& s = v.get_ref<const std::string&>();
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-         });
-}
-
-const std::regex& ads_path() {
-  static const std::regex re{R"(^/(v\d+)/customers/(\d+):uploadClickConversions$)"};
-  return re;
-}
-
-const std::regex& ads_date_time() {
-  static const std::regex re{R"(^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$)"};
-  return re;
-}
-
-const std::regex& rfc3339() {
-  static const std::regex re{R"(^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$)"};
-  return re;
-}
 
 }  // namespace
 
@@ -286,6 +211,7 @@ response_plan fake_google::state::ads(const recorded_request& req, const std::sm
 // ---- Data Manager --------------------------------------------------------------
 
 response_plan fake_google::state::data_manager(const recorded_request& req) {
+  keep_ingest_body(req.body);
   if (!authorized(req)) return unauthenticated();
   const json body = json::parse(req.body, nullptr, false);
   const auto invalid = [](std::string_view reason, std::string field, std::string description) {
@@ -325,9 +251,13 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
   }
   if (events.size() > 2000) return invalid("TOO_MANY_EVENTS", "events", "Too many events in the request.");
   bool has_user_data = false;
+  json warnings = json::array();
   for (std::size_t i = 0; i < events.size(); ++i) {
     const json& e = events[i];
     const std::string at = "events.events[" + std::to_string(i) + "]";  // sic: Google's documented example
+    if (!e.contains("eventSource")) {  // required in practice (googleapis/google-cloud-php#9201)
+      return invalid("REQUIRED_FIELD_MISSING", at + ".event_source", "Required field is missing.");
+    }
     if (!std::regex_match(e.value("eventTimestamp", ""), rfc3339())) {
       return invalid("INVALID_FORMAT", at + ".event_timestamp", "Format is invalid.");
     }
@@ -336,6 +266,9 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
     const json users = e.value("userData", json::object()).value("userIdentifiers", json::array());
     if (!has_click && users.empty()) {
       return invalid("NO_IDENTIFIERS_PROVIDED", at, "Events data contains no user identifiers or ad identifiers.");
+    }
+    if (!opts.unlocated_refusal_gclid.empty() && ids.value("gclid", "") == opts.unlocated_refusal_gclid) {
+      return invalid("INVALID_ARGUMENT", "", "Request contains an invalid argument.");
     }
     if (ids.contains("gclid") && !is_gclid_like(ids.value("gclid", ""))) {
       return invalid("INVALID_FORMAT", at + ".ad_identifiers.gclid", "Format is invalid.");
@@ -349,6 +282,13 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
             !is_sha256_hex_any_case(a.value("familyName", json()))) {
           return invalid("INVALID_SHA256_FORMAT", at + ".user_data.user_identifiers[" + std::to_string(u) + "]",
                          "The SHA256 encoded value is malformed.");
+        }
+        // v1.8: a problem with an optional field is a warning in the 200, not a refusal.
+        if (!std::regex_match(a.value("postalCode", ""), std::regex(R"(^[A-Za-z0-9 -]*$)"))) {
+          warnings.push_back(
+              {{"reason", "INVALID_FORMAT"},
+               {"description", "Format is invalid; the field was ignored."},
+               {"field", at + ".user_data.user_identifiers[" + std::to_string(u) + "].address.postal_code"}});
         }
         continue;
       }
@@ -364,7 +304,9 @@ response_plan fake_google::state::data_manager(const recorded_request& req) {
   }
   if (body.value("validateOnly", false)) return json_reply(200, json::object());
   for (const auto& e : events) ingested.push_back(e);
-  return json_reply(200, {{"requestId", statuses->accept(events.size(), destinations[0])}});
+  json answer{{"requestId", statuses->accept(events.size(), destinations[0])}};
+  if (!warnings.empty()) answer["fieldWarnings"] = std::move(warnings);
+  return json_reply(200, answer);
 }
 
 // ---- public ----------------------------------------------------------------------

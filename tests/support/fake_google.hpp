@@ -23,7 +23,10 @@
 //    with INVALID_ARGUMENT, google.rpc.ErrorInfo and a BadRequest field violation
 //    naming events.events[i], as Google's own example does) and answers
 //    {"requestId": "<unique>"} (IngestEventsResponse; validateOnly requests get {}:
-//    "Only errors are returned, not results");
+//    "Only errors are returned, not results"); since v1.8 an event without
+//    eventSource is refused (REQUIRED_FIELD_MISSING at events.events[i].event_source)
+//    and a malformed optional field (an address postalCode with other than letters,
+//    digits, blanks and '-') comes back as a fieldWarning in the 200;
 //  - requestStatus:retrieve answers from fake_request_statuses (fake_google_status.hpp):
 //    scripted per request, PROCESSING for `processing_reads` reads then SUCCESS by default.
 // Anything else can be scripted on server() (scripted plans win over all of this).
@@ -48,6 +51,9 @@ struct fake_google_options {
   std::chrono::milliseconds token_delay{0};   // the token endpoint answers after this long
   std::chrono::milliseconds api_delay{0};     // both APIs answer after this long
   int processing_reads = 1;  // requestStatus:retrieve of an unscripted request: PROCESSING this often, then SUCCESS
+  // events:ingest refuses a request holding this gclid with a 400 INVALID_ARGUMENT that names
+  // no field, as Google does for some problems: the dispatcher can only halve the batch.
+  std::string unlocated_refusal_gclid;
 };
 
 class fake_google {

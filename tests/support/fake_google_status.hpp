@@ -77,6 +77,23 @@ class fake_request_statuses {
     return r.reads;
   }
 
+  // Like Google's per-project quota of non-ingestion calls: every read of any
+  // request answers 429 RESOURCE_EXHAUSTED (with a RetryInfo of `retry_delay`)
+  // until restore_quota(); such reads are counted in refused_reads().
+  void exhaust_quota(std::string retry_delay) {
+    const std::lock_guard lock{mutex_};
+    quota_exhausted_ = true;
+    quota_retry_delay_ = std::move(retry_delay);
+  }
+  void restore_quota() {
+    const std::lock_guard lock{mutex_};
+    quota_exhausted_ = false;
+  }
+  [[nodiscard]] int refused_reads() const {
+    const std::lock_guard lock{mutex_};
+    return refused_reads_;
+  }
+
   // An accepted request of `events` events to `destination`: its new requestId.
   [[nodiscard]] std::string accept(std::size_t events, nlohmann::json destination) {
     const std::lock_guard lock{mutex_};
@@ -106,6 +123,10 @@ class fake_request_statuses {
     }
     request& r = it->second;
     ++r.reads;
+    if (quota_exhausted_) {
+      ++refused_reads_;
+      return quota_error();
+    }
     const status_answer& a = r.script.empty() ? fallback_ : r.script[std::min(r.next, r.script.size() - 1)];
     if (r.next < r.script.size()) ++r.next;
     if (a.http_status == 429) return error(429, "RESOURCE_EXHAUSTED", "Quota exceeded.").after(a.delay);
@@ -170,6 +191,17 @@ class fake_request_statuses {
         nlohmann::json{{"error", {{"code", status}, {"message", std::move(message)}, {"status", code_name}}}}.dump());
   }
 
+  // google.rpc.Status with a google.rpc.RetryInfo, as Google's quota refusals carry it.
+  response_plan quota_error() const {
+    nlohmann::json retry{{"@type", "type.googleapis.com/google.rpc.RetryInfo"}, {"retryDelay", quota_retry_delay_}};
+    return response_plan::reply(429, nlohmann::json{{"error",
+                                                     {{"code", 429},
+                                                      {"message", "Quota exceeded for quota metric 'Requests'."},
+                                                      {"status", "RESOURCE_EXHAUSTED"},
+                                                      {"details", nlohmann::json::array({retry})}}}}
+                                         .dump());
+  }
+
   // The percent-decoded value of `name` in the query of `target`, or "".
   static std::string query_value(std::string_view target, std::string_view name) {
     const auto q = target.find('?');
@@ -213,6 +245,9 @@ class fake_request_statuses {
   std::map<std::string, request, std::less<>> requests_;
   std::vector<std::string> order_;
   int unknown_reads_ = 0;
+  bool quota_exhausted_ = false;
+  std::string quota_retry_delay_;
+  int refused_reads_ = 0;
   status_answer fallback_ = status_answer::success();
 };
 

@@ -29,7 +29,7 @@
 namespace outbox::test {
 
 struct fake_meta_options {
-  std::string api_version = "v26.0";
+  std::string api_version = "v27.0";
   std::string pixel_id = "1234567890";
   std::string access_token = "meta-good-token";
   std::string app_secret;                  // non-empty: appsecret_proof required and checked
@@ -53,7 +53,7 @@ class fake_meta {
   [[nodiscard]] responder make_responder() const;
   void install(test_https_server& server) const;
 
-  // "/v26.0/1234567890/events"
+  // "/v27.0/1234567890/events"
   [[nodiscard]] std::string events_path() const;
   // From now on Meta accepts this token (and only this one).
   void set_access_token(std::string token);

@@ -40,6 +40,8 @@ outbox::metrics populated() {
   m.destinations[{"google_data_manager", "default"}] = {"circuit open", "circuit open after 5 consecutive failures",
                                                         std::nullopt};
   m.paused.insert({"google_data_manager", "default"});
+  m.destinations[{"meta", "default"}] = {"open", "", std::nullopt, 3.5e6, "API version v25.0 is retired soon"};
+  m.field_warnings[{"google_data_manager", "default", "consent", "INVALID_FORMAT"}] = 1;
   m.deliveries[{"webhook", "default", "delivered"}] = 4;
   m.fields_dropped[{"webhook", "default", "phone", "invalid"}] = 1;
   m.provider_statuses[{"google_data_manager", "default", "SUCCESS"}] = 2;

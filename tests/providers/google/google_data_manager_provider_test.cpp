@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/fake_google_wire.hpp"
 #include "tests/support/provider_test_kit.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
@@ -96,13 +97,15 @@ TEST_CASE("google_data_manager request: golden body") {
   const std::vector events{event("key-1", full_payload())};
   REQUIRE_FALSE(p.validate(events[0], system_clock::now()).has_value());
   const auto req = p.build_request(events, system_clock::now());
+  outbox::test::fake_google_wire::keep_ingest_body(req.body);  // checks/datamanager_protos parses it
   CHECK(req.method == "POST");
   CHECK(req.url == "https://datamanager.googleapis.com/v1/events:ingest");
   CHECK(req.body ==
         R"({"destinations":[{"operatingAccount":{"accountId":"1234567890","accountType":"GOOGLE_ADS"},)"
         R"("productDestinationId":"987654"}],"encoding":"HEX","events":[{"adIdentifiers":{"gclid":"Cj0KCQjw-abc_123"},)"
         R"("consent":{"adPersonalization":"CONSENT_DENIED","adUserData":"CONSENT_GRANTED"},"conversionValue":123.45,)"
-        R"("currency":"USD","eventTimestamp":"2026-09-20T14:03:00Z","transactionId":"key-1","userData":)"
+        R"("currency":"USD","eventSource":"OTHER","eventTimestamp":"2026-09-20T14:03:00Z","transactionId":"key-1",)"
+        R"("userData":)"
         R"({"userIdentifiers":[{"emailAddress":"223ebda6f6889b1494551ba902d9d381daf2f642bae055888e96343d53e9f9c4"},)"
         R"({"phoneNumber":"9f7ec22d72092cd3c0b58726ed9c2d91b92e51a3f29837508fb2948bb22dd2fd"}]}}]})");
   CHECK(req.headers == header_list{{"content-type", "application/json"}});
@@ -124,6 +127,7 @@ TEST_CASE("google_data_manager request: validateOnly, loginAccount, offsets, ext
   const std::vector events{event("k1", payload, 1), event("k2", json{{"event_time", 1}, {"wbraid", "W"}}, 2),
                            event("k1", json{{"event_time", 2}, {"gbraid", "B"}}, 3)};
   const auto req = p.build_request(events, system_clock::now());
+  outbox::test::fake_google_wire::keep_ingest_body(req.body);
   CHECK(req.url == "https://localhost:9443/v1/events:ingest");
   const auto body = json::parse(req.body);
   CHECK(body["validateOnly"] == true);
@@ -182,26 +186,46 @@ TEST_CASE("google_data_manager classification") {
     CHECK(v.events[0].kind == outcome_kind::dead);
     CHECK(v.events[0].error.find("INVALID_FORMAT") != std::string::npos);
   }
-  SUBCASE("400 for a batch without a location: every event resent alone") {
-    const auto v = classify_data_manager_result(sequential(3),
+  SUBCASE("400 for a batch without a location: resent at once in two halves") {
+    const auto v = classify_data_manager_result(sequential(5),
                                                 reply(400, dm_error(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT")), now);
     for (const auto& e : v.events) {
       CHECK(e.kind == outcome_kind::retry);
-      CHECK(e.resend_alone);
+      CHECK_FALSE(e.resend_alone);
+      CHECK(e.error.find("sent again in halves") != std::string::npos);
     }
+    CHECK(v.events[0].resend_group == 1);
+    CHECK(v.events[2].resend_group == 1);
+    CHECK(v.events[3].resend_group == 2);
+    CHECK(v.events[4].resend_group == 2);
   }
-  SUBCASE("400 for a batch naming events[1]: that one dead, the others resent alone") {
+  SUBCASE("400 for a batch naming events[1]: that one dead, the others resent together at once") {
     const auto v = classify_data_manager_result(
         sequential(3),
         reply(400, dm_error(400, "INVALID_ARGUMENT", "INVALID_SHA256_FORMAT", "events[1].user_data.user_identifiers[0]",
                             "The SHA256 encoded value is malformed.")),
         now);
-    CHECK(v.events[0].resend_alone);
+    CHECK(v.events[0].resend_group == 1);
     CHECK(v.events[1].kind == outcome_kind::dead);
     CHECK(v.events[1].error ==
           "Data Manager: INVALID_SHA256_FORMAT: events[1].user_data.user_identifiers[0]: The SHA256 encoded value is "
           "malformed.");
-    CHECK(v.events[2].resend_alone);
+    CHECK(v.events[2].resend_group == 1);
+    CHECK_FALSE(v.events[2].resend_alone);
+  }
+  SUBCASE("400 REQUIRED_FIELD_MISSING at events.events[2].event_source (v1.8's path): only that event is rejected") {
+    const auto v = classify_data_manager_result(
+        sequential(4),
+        reply(400, dm_error(400, "INVALID_ARGUMENT", "REQUIRED_FIELD_MISSING", "events.events[2].event_source",
+                            "Required field is missing.")),
+        now);
+    CHECK(v.events[2].kind == outcome_kind::dead);
+    CHECK(v.events[2].error.find("REQUIRED_FIELD_MISSING") != std::string::npos);
+    for (const std::size_t i : {0u, 1u, 3u}) {
+      CAPTURE(i);
+      CHECK(v.events[i].kind == outcome_kind::retry);
+      CHECK(v.events[i].resend_group == 1);
+    }
   }
   SUBCASE("400 with a destination-level reason pauses instead") {
     for (const char* reason : {"INVALID_CONVERSION_ACTION_ID", "INVALID_DESTINATION", "TERMS_AND_CONDITIONS_NOT_SIGNED",
@@ -264,40 +288,40 @@ TEST_CASE("google_data_manager batch split: Google's documented path events.even
     return reply(400, dm_error(400, "INVALID_ARGUMENT", "INVALID_SHA256_FORMAT", std::move(field),
                                "The SHA256 encoded value is malformed."));
   };
-  SUBCASE("events.events[1]: only that row dead, the others resent alone") {
+  SUBCASE("events.events[1]: only that row dead, the others resent together") {
     const auto v =
         classify_data_manager_result(sequential(3), refused("events.events[1].user_data.user_identifiers[0]"), now);
     CHECK(v.events[0].kind == outcome_kind::retry);
-    CHECK(v.events[0].resend_alone);
+    CHECK(v.events[0].resend_group == 1);
     CHECK(v.events[1].kind == outcome_kind::dead);
     CHECK(v.events[1].error.find("INVALID_SHA256_FORMAT") != std::string::npos);
     CHECK(v.events[1].error.find("events.events[1].user_data.user_identifiers[0]") != std::string::npos);
     CHECK(v.events[2].kind == outcome_kind::retry);
-    CHECK(v.events[2].resend_alone);
+    CHECK(v.events[2].resend_group == 1);
     CHECK(v.request_id.empty());
   }
   SUBCASE("the index is the request's, not the batch's: a held-back duplicate shifts it") {
     // Batch rows 0..3; row 1 was held back (same transactionId as row 0), so events[1] is batch row 2.
     const std::vector<std::optional<std::size_t>> rows{0, std::nullopt, 1, 2};
     const auto v = classify_data_manager_result(rows, refused("events.events[1].user_data.user_identifiers[0]"), now);
-    CHECK(v.events[0].resend_alone);
-    CHECK(v.events[1].resend_alone);
+    CHECK(v.events[0].resend_group == 1);
+    CHECK(v.events[1].resend_alone);  // never in one request with the row of the same transactionId
     CHECK(v.events[1].error.find("same transactionId") != std::string::npos);
     CHECK(v.events[2].kind == outcome_kind::dead);
-    CHECK(v.events[3].resend_alone);
+    CHECK(v.events[3].resend_group == 1);
     CHECK(v.events[3].kind == outcome_kind::retry);
   }
-  SUBCASE("a path outside events[] names no row: every row resent alone") {
+  SUBCASE("a path outside events[] names no row: the batch is halved") {
     const auto v =
         classify_data_manager_result(sequential(2), refused("destinations[0].login_account.account_id"), now);
-    for (const auto& e : v.events) {
-      CHECK(e.kind == outcome_kind::retry);
-      CHECK(e.resend_alone);
-    }
+    CHECK(v.events[0].kind == outcome_kind::retry);
+    CHECK(v.events[0].resend_group == 1);
+    CHECK(v.events[1].resend_group == 2);
   }
   SUBCASE("an index past the request names no row") {
     const auto v = classify_data_manager_result(sequential(2), refused("events.events[7].user_data"), now);
-    for (const auto& e : v.events) CHECK(e.resend_alone);
+    CHECK(v.events[0].resend_group == 1);
+    CHECK(v.events[1].resend_group == 2);
   }
 }
 
@@ -397,11 +421,12 @@ TEST_CASE("google_data_manager status: int64 counts arrive as strings (numbers a
 }
 
 TEST_CASE("google_data_manager status: answers that say nothing about the request") {
-  SUBCASE("503, 500, 429 and transport failures: asked again later") {
-    for (const int status : {429, 500, 502, 503, 504}) {
+  SUBCASE("503, 500 and transport failures: asked again later") {
+    for (const int status : {500, 502, 503, 504}) {
       CAPTURE(status);
       const auto s = read_data_manager_status(reply(status, R"({"error":{"code":503,"status":"UNAVAILABLE"}})"));
       CHECK(s.retry_later);
+      CHECK_FALSE(s.quota_exhausted);
       CHECK(s.detail == "HTTP " + std::to_string(status));
     }
     for (const auto e : {transport_error::timeout, transport_error::connect, transport_error::connection_reset}) {

@@ -295,11 +295,74 @@ TEST_CASE("google_data_manager: a refused batch is split, the culprit dies with 
   CHECK(h.wait_state(bad, "dead"));
   CHECK(h.column_of(bad, "last_error").find("INVALID_FORMAT") != std::string::npos);
   CHECK(h.column_of(bad, "last_error").find("ad_identifiers.gclid") != std::string::npos);
-  // The field violation named the culprit: it died at once, the others went out alone.
-  CHECK(google.data_manager_requests().size() == 3);
+  // The field violation named the culprit: it died at once, the others went out together in one more request.
+  const auto requests = google.data_manager_requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(json::parse(requests[0].body)["events"].size() == 3);
+  CHECK(json::parse(requests[1].body)["events"].size() == 2);
   for (const auto id : {ok1, ok2, bad}) CHECK(h.attempts_of(id) == 1);
   CHECK(google.ingested_events().size() == 2);
   h.stop();
+}
+
+TEST_CASE("google_data_manager: a refusal that names no event halves the batch until the culprit is alone") {
+  outbox::test::test_ca ca;
+  fake_google_options opts;
+  opts.unlocated_refusal_gclid = "G-POISON";
+  fake_google google(ca, opts);
+  engine_harness h([&](auto& env) { data_manager_env(env, google, ca, "DEFAULT"); });
+  std::vector<std::int64_t> good;
+  for (const std::int64_t lead : {611, 612, 613}) {
+    good.push_back(
+        h.enqueue(lead, "Purchase", payload({{"gclid", "G-" + std::to_string(lead)}}), "google_data_manager"));
+  }
+  const auto bad = h.enqueue(614, "Purchase", payload({{"gclid", "G-POISON"}}), "google_data_manager");
+  h.start();
+  for (const auto id : good) CHECK(h.wait_state(id, "sent"));
+  CHECK(h.wait_state(bad, "dead"));
+  CHECK(h.column_of(bad, "last_error").find("Request contains an invalid argument") != std::string::npos);
+  // 4 refused; halves of 2: one accepted, one refused; halves of 1: one accepted, the poison dead alone.
+  std::vector<std::size_t> sizes;
+  for (const auto& r : google.data_manager_requests()) sizes.push_back(json::parse(r.body)["events"].size());
+  std::sort(sizes.begin(), sizes.end());
+  CHECK(sizes == std::vector<std::size_t>{1, 1, 2, 2, 4});
+  for (const auto id : good) CHECK(h.attempts_of(id) == 1);  // resent at once, no attempt counted
+  CHECK(h.attempts_of(bad) == 1);
+  CHECK(google.ingested_events().size() == 3);
+  h.stop();
+}
+
+TEST_CASE("google_data_manager: a fieldWarning in the 200 leaves the row sent, the warning in its attempts log") {
+  outbox::test::test_ca ca;
+  fake_google google(ca);
+  engine_harness h([&](auto& env) { data_manager_env(env, google, ca, "DEFAULT"); });
+  const auto warned = h.enqueue(
+      701, "Purchase",
+      payload(
+          {{"gclid", "G-701"}, {"first_name", "Mary"}, {"last_name", "Smith"}, {"country", "GB"}, {"zip", "SW1A#1AA"}}),
+      "google_data_manager");
+  const auto clean = h.enqueue(702, "Purchase", payload({{"gclid", "G-702"}}), "google_data_manager");
+  h.start();
+  CHECK(h.wait_state(warned, "sent"));
+  CHECK(h.wait_state(clean, "sent"));
+  REQUIRE(google.data_manager_requests().size() == 1);  // one request, accepted
+  const auto dropped = [&](std::int64_t id) {
+    auto r = h.db.query(
+        "SELECT coalesce(array_to_string(dropped_fields, '|'), '') FROM event_delivery_attempt "
+        "WHERE delivery_id = $1",
+        {std::to_string(id)});
+    REQUIRE(r.rows() == 1);
+    return std::string(r.text(0, 0));
+  };
+  CHECK(dropped(warned) ==
+        "provider warning: user_data.user_identifiers.address.postal_code: INVALID_FORMAT (Format is invalid; the "
+        "field was ignored.)");
+  CHECK(dropped(clean).empty());  // the warning named the other event only
+  CHECK(h.logs().find("the provider accepted a conversion without some fields") != std::string::npos);
+  h.stop();
+  const auto text = h.metrics_text();
+  CHECK(text.find("outbox_field_warnings_total{provider=\"google_data_manager\",destination=\"default\",field=\"user_"
+                  "data.user_identifiers.address.postal_code\",reason=\"INVALID_FORMAT\"} 1") != std::string::npos);
 }
 
 }  // namespace google_pgtest

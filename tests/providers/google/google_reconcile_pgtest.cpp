@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dispatcher/engine/reconciler.hpp"
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/fake_google.hpp"
 
@@ -66,10 +67,9 @@ struct request_row {
 };
 
 request_row request_of(const engine_harness& h, const std::string& request_id) {
-  const auto r = h.db.query(
-      "SELECT status, coalesce(detail, ''), row_count, checks FROM provider_request "
-      "WHERE provider = 'google_data_manager' AND destination = 'default' AND request_id = $1",
-      {request_id});
+  const auto r =
+      h.db.query("SELECT status, coalesce(detail, ''), row_count, checks FROM provider_request WHERE request_id = $1",
+                 {request_id});
   if (r.rows() != 1) return {};
   return {std::string(r.text(0, 0)), std::string(r.text(0, 1)), r.int64(0, 2), r.int64(0, 3)};
 }
@@ -265,6 +265,67 @@ TEST_CASE(
   CHECK(google.statuses().unknown_reads() == 1);
   CHECK(request_of(h, "forgotten-1").checks == 1);
   h.stop();
+}
+
+TEST_CASE(
+    "google_data_manager reconciliation: RESOURCE_EXHAUSTED pauses the status reads of the whole project, not one "
+    "request") {
+  outbox::test::test_ca ca;
+  fake_google_options opts;
+  opts.processing_reads = 0;  // SUCCESS at the first read that gets through
+  fake_google google(ca, opts);
+  // Two destinations of one Google Cloud project (the same OAuth client), one event per request.
+  engine_harness h([&](auto& env) {
+    reconciled_env(env, google, ca, "1");
+    for (auto& [k, v] : google.destination_settings("GOOGLE_DATA_MANAGER", "OTHER")) env[k] = v;
+    env["OUTBOX_DEST__GOOGLE_DATA_MANAGER__OTHER__STATUS_CHECK_DELAY_SECONDS"] = "1";
+    env["OUTBOX_DEST__GOOGLE_DATA_MANAGER__OTHER__BATCH_SIZE"] = "1";
+  });
+  // The project's quota is spent; Google says to come back in 4 s.
+  google.statuses().exhaust_quota("4s");
+  std::vector<std::int64_t> rows;
+  for (std::int64_t lead = 301; lead <= 306; ++lead) {
+    rows.push_back(h.enqueue(lead, "Purchase", payload("G-" + std::to_string(lead)), "google_data_manager",
+                             lead % 2 == 0 ? "default" : "other"));
+  }
+  h.start();
+  for (const auto id : rows) REQUIRE(h.wait_state(id, "sent"));
+  // The first refusal pauses the project's reads for 4 s: the quota is back long before.
+  REQUIRE(eventually([&] { return google.statuses().refused_reads() >= 1; }, final_deadline));
+  google.statuses().restore_quota();
+  const auto ids = google.statuses().request_ids();
+  REQUIRE(ids.size() == 6);
+  for (const auto& id : ids) REQUIRE(eventually([&] { return request_of(h, id).status == "SUCCESS"; }, 30s));
+  // One refused read paused them all: no read per due request while the quota was spent.
+  CHECK(google.statuses().refused_reads() == 1);
+  CHECK(google.statuses().total_reads() == 7);
+  CHECK(h.logs().find("status reads paused: the provider's quota is exhausted") != std::string::npos);
+  CHECK(h.logs().find("\"retry_delay_seconds\":4") != std::string::npos);
+  // Postponed requests were not counted as reads.
+  CHECK(h.db.scalar("SELECT sum(checks) FROM provider_request") == 7);
+  h.stop();
+}
+
+TEST_CASE("google_data_manager reconciliation: a request still processing is read at widening intervals") {
+  using outbox::reconciler;
+  using std::chrono::seconds;
+  CHECK(reconciler::processing_interval(seconds{1800}, 0) == seconds{1800});
+  CHECK(reconciler::processing_interval(seconds{1800}, 1) == seconds{3600});
+  CHECK(reconciler::processing_interval(seconds{1800}, 3) == seconds{14400});
+  CHECK(reconciler::processing_interval(seconds{1800}, 5) == std::chrono::hours{8});
+  CHECK(reconciler::processing_interval(seconds{1800}, 1000) == std::chrono::hours{8});
+  CHECK(reconciler::processing_interval(seconds{86400}, 2) == seconds{86400});  // a longer delay is kept
+  // Read 30 min after acceptance, then at widening intervals.
+  seconds at{1800};  // the first read, STATUS_CHECK_DELAY_SECONDS after acceptance
+  int reads = 1;
+  int reads_in_a_day = 1;
+  while (at < reconciler::give_up_after) {
+    at += reconciler::processing_interval(seconds{1800}, reads - 1);  // reads made before the one just made
+    ++reads;
+    if (at <= std::chrono::hours{24}) ++reads_in_a_day;
+  }
+  CHECK(reads_in_a_day == 7);  // Google finishes within 24 h: at most 7 reads
+  CHECK(reads == 10);          // the 10th, at 48 h, records UNKNOWN
 }
 
 }  // namespace google_reconcile_pgtest

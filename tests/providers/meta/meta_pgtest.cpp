@@ -115,7 +115,7 @@ TEST_CASE("meta: a batch with one bad row is split; the good rows are delivered,
     CHECK(r.test_event_code == "TEST123");
     CHECK(r.token_in_url);  // where Meta's reference puts it
   }
-  CHECK(h.server.requests().front().target.starts_with("/v26.0/1234567890/events?access_token="));
+  CHECK(h.server.requests().front().target.starts_with("/v27.0/1234567890/events?access_token="));
 
   CHECK(meta.times_accepted(h.column_of(good1, "idempotency_key")) == 1);
   CHECK(meta.times_accepted(h.column_of(good2, "idempotency_key")) == 1);

@@ -80,7 +80,7 @@ TEST_CASE("meta: golden request with every canonical field") {
   CHECK(request.method == "POST");
   // The token and proof where Meta's reference puts them: the query string.
   CHECK(request.url ==
-        "https://graph.facebook.com/v26.0/1234567890/events?access_token=EAAB-test-token"
+        "https://graph.facebook.com/v27.0/1234567890/events?access_token=EAAB-test-token"
         "&appsecret_proof=92bc3a24652404524b039b32899ecad82b7b603cf9552dda1881574018c85be8");
   CHECK(request.headers == header_list{{"content-type", "application/json"}});
   CHECK(request.body.find(R"(],"test_event_code":"TEST123"})") != std::string::npos);  // after data
@@ -102,7 +102,7 @@ TEST_CASE("meta: golden request with every canonical field") {
         "zp": ["b9a9cf3cd3723a2e91b7c23ecf68456e872b6e5d86e5cab7f3d45a7302da32c7"],
         "country": ["79adb2a2fce5c6ba215fe5f27f532d4e7edbac4b6a5e09e1ef3a08084a904621"],
         "db": ["d0cf9433a50859f0877a584f19306277aef4081821376a37fc7ade354fdcc189"],
-        "external_id": ["f35bcc66c0b9c7ccd63275bb74c5378ffa1df46fa4b58580eff870f9b07a25ad"],
+        "external_id": ["c995655d9d4b04d624bc48b0bf3e4e773b6a3ab4dc56e9ec623aebf3ff5be297"],
         "client_ip_address": "203.0.113.7",
         "client_user_agent": "Mozilla/5.0",
         "fbc": "fb.1.1554763741205.AbCd",
@@ -434,7 +434,7 @@ TEST_CASE("meta: settings validation") {
 
 TEST_CASE("meta: make_meta_destination defaults and parsing") {
   const auto d = make_meta_destination({{"pixel_id", "123"}, {"access_token", "t"}});
-  CHECK(d.api_version == "v26.0");
+  CHECK(d.api_version == "v27.0");
   CHECK(d.base_url == "https://graph.facebook.com");
   CHECK(d.batch_size == 500);
   CHECK_FALSE(d.hold_reclaimed);

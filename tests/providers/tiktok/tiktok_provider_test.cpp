@@ -74,7 +74,7 @@ TEST_CASE("tiktok: golden request with every mapped field") {
       "user": {
         "email": "f1904cf1a9d73a55fa5de0ac823c4403ded71afd4c3248d00bdcd0866552bb79",
         "phone": "1e231c66011e7a2d867a9cfae267a6aff103cf4913640b6e71a99850fc0ffbc8",
-        "external_id": "f35bcc66c0b9c7ccd63275bb74c5378ffa1df46fa4b58580eff870f9b07a25ad",
+        "external_id": "c995655d9d4b04d624bc48b0bf3e4e773b6a3ab4dc56e9ec623aebf3ff5be297",
         "ttclid": "E.C.P.abc",
         "ttp": "ttp-cookie",
         "ip": "203.0.113.7",

@@ -71,8 +71,9 @@ TEST_CASE("user data: pre-hashed values pass through, lower-cased, never hashed 
   const std::string upper = "62A14E44F765419D10FEA99367361A727C12365E2520F32218D505ED9AA0F62F";
   const std::string lower = "62a14e44f765419d10fea99367361a727c12365e2520f32218d505ed9aa0f62f";
   for (const auto field : {pii_field::email, pii_field::email_google, pii_field::phone_digits, pii_field::phone_e164,
-                           pii_field::name, pii_field::city, pii_field::state, pii_field::zip, pii_field::country,
-                           pii_field::date_of_birth, pii_field::external_id, pii_field::gender}) {
+                           pii_field::name, pii_field::given_name_google, pii_field::family_name_google,
+                           pii_field::city, pii_field::state, pii_field::zip, pii_field::postal_code_google,
+                           pii_field::country, pii_field::date_of_birth, pii_field::external_id, pii_field::gender}) {
     CAPTURE(static_cast<int>(field));
     CHECK(hash_pii(field, " " + upper + " ") == lower);
     const auto r = hash_field(field, lower, {"1", "us"});
@@ -82,8 +83,8 @@ TEST_CASE("user data: pre-hashed values pass through, lower-cased, never hashed 
   CHECK(is_sha256_hex(upper));
   CHECK_FALSE(is_sha256_hex(upper.substr(1)));
   CHECK_FALSE(is_sha256_hex(std::string(63, 'a') + "g"));
-  // 63 hex characters are not a hash: they get hashed.
-  CHECK(hash_pii(pii_field::external_id, upper.substr(1)) == sha256_hex(upper.substr(1)));
+  // 63 hex characters are not a hash: they get hashed (external_id lower-cased first).
+  CHECK(hash_pii(pii_field::external_id, upper.substr(1)) == sha256_hex(lower.substr(1)));
 }
 
 TEST_CASE("user data: unusable values give a reason and a detail without the value") {
@@ -178,7 +179,9 @@ TEST_CASE("user data: city, state, zip, external id") {
   CHECK(normalize_zip("SW1A 1AA") == "sw1a1aa");
   CHECK(normalize_zip("75-001") == "75001");
   CHECK(normalize_zip(" 1234 AB ") == "1234ab");
-  CHECK(normalize_external_id("  CRM-42 ") == "CRM-42");  // case kept: ids are opaque
+  // Meta's Parameter Builder trims and lower-cases external_id: the same here, for every provider.
+  CHECK(normalize_external_id("  CRM-42 ") == "crm-42");
+  CHECK(normalize_external_id("ÜSER_Ä1") == "üser_ä1");
   CHECK(hash_pii(pii_field::zip, "94025-1234") == sha256_hex("94025"));
   CHECK(hash_pii(pii_field::city, "Menlo Park") == sha256_hex("menlopark"));
 }
@@ -237,6 +240,46 @@ TEST_CASE("user data: gender") {
   CHECK(normalize_field(pii_field::gender, "  ").reason == "empty");
   CHECK(hash_pii(pii_field::gender, "Female") == "252f10c83610ebca1a059c0bae8255eba2f95be4d1d7bcfa89d7248a82d9f111");
   CHECK(hash_pii(pii_field::gender, "M") == "62c66a7a5dd70c3146618063c344e531e6d4b59e379808443ce962b3abd63c5a");
+}
+
+TEST_CASE("user data: Google's names: titles and suffixes left out, inner blanks kept, punctuation removed") {
+  CHECK(normalize_given_name_google("  Mrs. Mary ") == "mary");
+  CHECK(normalize_given_name_google("DR. MRS. Mary Ann") == "mary ann");
+  CHECK(normalize_given_name_google("Mary   Ann") == "mary   ann");
+  CHECK(normalize_given_name_google("Miss") == "miss");         // only a title: kept, nothing else to match on
+  CHECK(normalize_given_name_google("Mrsmary") == "mrsmary");   // a title only as a whole word
+  CHECK(normalize_given_name_google("Jr. Mary") == "jr mary");  // suffixes belong to the family name
+  CHECK(normalize_family_name_google("Smith Jr.") == "smith");
+  CHECK(normalize_family_name_google("Smith, III, Ph.D.") == "smith");
+  CHECK(normalize_family_name_google("van der Berg") == "van der berg");
+  CHECK(normalize_family_name_google("Jr.") == "jr");
+  CHECK(normalize_family_name_google("Mr. Smith") == "mr smith");  // prefixes belong to the given name
+  CHECK(hash_pii(pii_field::given_name_google, "Mrs. Mary") ==
+        "6915771be1c5aa0c886870b6951b03d7eafc121fea0e80a5ea83beb7c449f4ec");  // sha256("mary")
+  // Meta's and TikTok's rule is unchanged: titles are kept, inner blanks collapsed.
+  CHECK(normalize_name("Mrs. Mary   Ann") == "mrs mary ann");
+}
+
+TEST_CASE("user data: Google's postal code is trimmed only; Meta's zip rule stays") {
+  CHECK(normalize_postal_code_google("  SW1A 1AA ") == "SW1A 1AA");
+  CHECK(normalize_postal_code_google("94043-1351") == "94043-1351");
+  CHECK(normalize_field(pii_field::postal_code_google, "   ").reason == "empty");
+  CHECK(normalize_zip("  SW1A 1AA ") == "sw1a1aa");
+}
+
+TEST_CASE("user data: Meta Parameter Builder hashes pass through, with the appendix only where kept") {
+  const std::string hex = "62a14e44f765419d10fea99367361a727c12365e2520f32218d505ed9aa0f62f";
+  normalize_options meta;
+  meta.keep_hash_appendix = true;
+  CHECK(hash_pii(pii_field::email, hex + ".AQYBAQIA", meta) == hex + ".AQYBAQIA");
+  CHECK(hash_pii(pii_field::email, " " + hex + ".AQYBAQIA ", meta) == hex + ".AQYBAQIA");
+  CHECK(hash_pii(pii_field::email_google, hex + ".AQYBAQIA") == hex);  // TikTok, Google: the hash alone
+  CHECK(hash_pii(pii_field::external_id, hex + ".AQYBAQIA") == hex);
+  // Not a Parameter Builder value: hashed as text.
+  CHECK(hash_pii(pii_field::external_id, hex + ".", meta) == sha256_hex(hex + "."));
+  CHECK(hash_pii(pii_field::external_id, hex + ".a b", meta) == sha256_hex(hex + ".a b"));
+  CHECK(hash_pii(pii_field::external_id, hex.substr(1) + "x.AQYBAQIA", meta) ==
+        sha256_hex(hex.substr(1) + "x.aqybaqia"));
 }
 
 }  // namespace user_data_test
