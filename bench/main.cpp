@@ -37,6 +37,11 @@ commands:
   fleet          drain --rows with 1, 2 and 4 dispatcher processes (--fleet) against one database
   ceiling        the engine's claim and settle statements alone, one libpq connection, batches of
                  --claim-batch (500): what the database can do with no dispatcher (not part of `all`)
+  crm            the set-up a CRM runs: one signed webhook destination at CONCURRENCY 10, then 50
+                 (--crm-concurrency), other settings at their defaults: drain of --rows (20000) rows
+                 inserted by one statement, then latency at --rate for --seconds (10) from 4 producers;
+                 CPU per event (PostgreSQL, dispatcher, sink), WAL, RSS, and statements per event by
+                 role when pg_stat_statements is loaded (not part of `all`)
   http-floor     --rows webhook requests over --concurrency (16) keep-alive TLS connections from a
                  bare Asio + OpenSSL client to the same sink: the CPU floor under the dispatcher's
                  per-request figure, no database (not part of `all`)
@@ -74,6 +79,7 @@ options:
   --dispatchers N       throughput/drain: dispatcher processes against the one database (1)
   --fleet LIST          fleet: the --dispatchers of each drain (1,2,4)
   --preload-sent N      ceiling: N `sent` rows in the table before measuring (0)
+  --crm-concurrency LIST  crm: the destination's CONCURRENCY of each pass (10,50)
   --log-dir DIR         where dispatcher and pgbench output goes (a new /tmp directory)
   --json FILE           also write every figure as JSON
 )";
@@ -111,7 +117,10 @@ options parse(int argc, char** argv) {
       o.rows_given = true;
     } else if (a == "--insert-batch") o.insert_batch = std::stoi(next());
     else if (a == "--rate") o.rate = std::stod(next());
-    else if (a == "--seconds") o.seconds = std::stod(next());
+    else if (a == "--seconds") {
+      o.seconds = std::stod(next());
+      o.seconds_given = true;
+    } else if (a == "--crm-concurrency") o.crm_concurrency = int_list(next());
     else if (a == "--warmup") o.warmup = std::stod(next());
     else if (a == "--producers") o.producers = std::stoi(next());
     else if (a == "--trigger-seconds") o.trigger_seconds = std::stoi(next());
@@ -299,6 +308,10 @@ int run(int argc, char** argv) {
     all["batched"] = run_batched(o);
     known = true;
   }
+  if (o.command == "crm") {
+    all["crm"] = run_crm(o);
+    known = true;
+  }
   if (!known) throw std::invalid_argument("unknown command " + o.command);
   all["machine"]["load_average_at_end"] = load_average_1m();
   all["machine"]["cpu_reference_ms_at_end"] = cpu_reference_ms();
@@ -323,6 +336,7 @@ int run(int argc, char** argv) {
   }
   if (all.contains("wake_modes")) print_wake_modes_summary(all["wake_modes"]);
   else if (all.contains("batched")) print_batched_summary(all["batched"]);
+  else if (all.contains("crm")) print_crm_summary(all["crm"]);
   else if (all.contains("fleet")) print_fleet_summary(all["fleet"]);
   else if (all.contains("ceiling")) std::cout << all["ceiling"].dump(2) << "\n";
   else if (all.contains("http_floor")) std::cout << all["http_floor"].dump(2) << "\n";

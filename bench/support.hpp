@@ -36,6 +36,7 @@ struct options {
   // latency
   double rate = 200;
   double seconds = 20;
+  bool seconds_given = false;  // --seconds on the command line (crm has its own default)
   double warmup = 2;
   int producers = 8;  // producer connections sharing the schedule
   // trigger cost
@@ -65,9 +66,10 @@ struct options {
   std::vector<std::pair<std::string, std::string>> extra_env;
 
   int sink_threads = 1;
-  int dispatchers = 1;                    // dispatcher processes against the one database (throughput, drain)
-  std::vector<int> fleet_sizes{1, 2, 4};  // fleet: --dispatchers of each drain
-  std::int64_t preload_sent = 0;          // ceiling: `sent` rows in the table before measuring
+  int dispatchers = 1;                       // dispatcher processes against the one database (throughput, drain)
+  std::vector<int> fleet_sizes{1, 2, 4};     // fleet: --dispatchers of each drain
+  std::int64_t preload_sent = 0;             // ceiling: `sent` rows in the table before measuring
+  std::vector<int> crm_concurrency{10, 50};  // crm: the destination's CONCURRENCY of each pass
 };
 
 // Prints a progress line to stderr ("outbox_bench: ...").
@@ -228,5 +230,8 @@ nlohmann::json run_http_floor(const options& o);
 // batched: throughput and drain with Meta rows sent in batches of up to o.meta_batch events.
 nlohmann::json run_batched(const options& o);
 void print_batched_summary(const nlohmann::json& result);
+// crm: drain and latency of one signed webhook destination at each o.crm_concurrency (bench/crm_concurrency.cpp).
+nlohmann::json run_crm(const options& o);
+void print_crm_summary(const nlohmann::json& result);
 
 }  // namespace outbox::bench
