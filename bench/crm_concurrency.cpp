@@ -28,8 +28,8 @@ std::string role_of(const std::string& query) {
   if (has("AS s(id, token, new_state")) return "settle";
   if (has("JOIN unnest($1::bigint[], $2::uuid[]) AS s(id, token)")) return "renew";
   if (query.starts_with("LISTEN") || query == "SELECT $1") return "listener";
-  if (has("enqueue_event_delivery") || has("generate_series") || has("left_over") || has("pg_stat") ||
-      has("VACUUM") || has("pg_current_wal") || has("pg_postmaster_pid") || has("GROUP BY state"))
+  if (has("enqueue_event_delivery") || has("generate_series") || has("left_over") || has("pg_stat") || has("VACUUM") ||
+      has("pg_current_wal") || has("pg_postmaster_pid") || has("GROUP BY state"))
     return "bench";
   return "maintenance";
 }
@@ -92,9 +92,9 @@ json run_crm(const options& o) {
 }
 
 void print_crm_summary(const json& crm) {
-  std::vector<std::vector<std::string>> table{{"concurrency", "PostgreSQL us/event", "dispatcher us/event",
-                                               "events/s", "p50 / p99 ms @ rate", "bench (sink) us/event",
-                                               "WAL B/event", "RSS MB", "dup"}};
+  std::vector<std::vector<std::string>> table{{"concurrency", "PostgreSQL us/event", "dispatcher us/event", "events/s",
+                                               "p50 / p99 ms @ rate", "bench (sink) us/event", "WAL B/event", "RSS MB",
+                                               "dup"}};
   const auto per = [](const json& t, const char* key) { return num(t, "resources", key); };
   for (const auto& [conc, one] : crm.items()) {
     const auto& d = one["drain"];
@@ -107,7 +107,8 @@ void print_crm_summary(const json& crm) {
          fmt(per(d, "dispatcher_cpu_us_per_row")) + " / " + fmt(per(l, "dispatcher_cpu_us_per_row")),
          fmt(num(d, "rows_per_second")),
          fmt(num(l, "commit_to_request_ms", "p50"), 2) + " / " + fmt(num(l, "commit_to_request_ms", "p99"), 2),
-         fmt(per(d, "bench_process_cpu_seconds") / rows * 1e6), fmt(num(d["resources"], "postgres_wal", "wal_bytes_per_row")),
+         fmt(per(d, "bench_process_cpu_seconds") / rows * 1e6),
+         fmt(num(d["resources"], "postgres_wal", "wal_bytes_per_row")),
          fmt(std::max(num(d, "dispatcher_peak_rss_mb"), num(l, "dispatcher_peak_rss_mb")), 1),
          fmt(num(d, "duplicates") + num(l, "duplicates"))});
   }
