@@ -2,6 +2,9 @@
 
 #include <poll.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -101,9 +104,47 @@ void connection::adopt_socket() {
 
 namespace {
 
+// What the user's connection string says that our keywords must respect.
+struct user_conninfo {
+  // `options`, in the conninfo (`options=-csearch_path=outbox`) or else in
+  // PGOPTIONS: ours are added to them, never put in their place.
+  std::string options;
+  // Several hosts and no target_session_attrs (nor PGTARGETSESSIONATTRS): after a
+  // failover the first host that answers may be a read-only standby.
+  bool wants_read_write = false;
+};
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+user_conninfo read_user_conninfo(const std::string& conninfo) {
+  user_conninfo out;
+  std::string host = env_or_empty("PGHOST");
+  std::string attrs = env_or_empty("PGTARGETSESSIONATTRS");
+  if (PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), nullptr)) {
+    for (const PQconninfoOption* o = parsed; o->keyword != nullptr; ++o) {
+      if (o->val == nullptr) continue;
+      const std::string_view key{o->keyword};
+      if (key == "options") out.options = o->val;
+      if (key == "host" || key == "hostaddr") host = o->val;
+      if (key == "target_session_attrs") attrs = o->val;
+    }
+    PQconninfoFree(parsed);
+  }
+  if (out.options.empty()) out.options = env_or_empty("PGOPTIONS");
+  out.wants_read_write = host.find(',') != std::string::npos && attrs.empty();
+  return out;
+}
+
 pgconn_ptr start_connect(const std::string& conninfo, const connect_options& options) {
-  // dbname is expanded as the whole conninfo; the keywords after it add to it.
-  const std::string statement_timeout = "-c statement_timeout=" + std::to_string(options.statement_timeout.count());
+  // dbname is expanded as the whole conninfo; the keywords after it add to it
+  // (an `options` given here replaces the conninfo's: so it carries the user's too).
+  const user_conninfo user = read_user_conninfo(conninfo);
+  std::string session_options = user.options;
+  session_options += (session_options.empty() ? "" : " ");
+  session_options += "-c statement_timeout=" + std::to_string(options.statement_timeout.count());
   std::vector<const char*> keys{"dbname"}, values{conninfo.c_str()};
   if (!options.application_name.empty()) {
     keys.push_back("fallback_application_name");
@@ -111,7 +152,11 @@ pgconn_ptr start_connect(const std::string& conninfo, const connect_options& opt
   }
   if (options.statement_timeout.count() > 0) {
     keys.push_back("options");
-    values.push_back(statement_timeout.c_str());
+    values.push_back(session_options.c_str());
+  }
+  if (user.wants_read_write) {
+    keys.push_back("target_session_attrs");
+    values.push_back("read-write");
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);

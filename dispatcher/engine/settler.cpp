@@ -16,6 +16,11 @@ using steady = std::chrono::steady_clock;
 constexpr std::size_t max_batch = 1000;
 constexpr std::size_t flush_at_once = 64;  // outcomes that end the settle window early
 constexpr auto reconnect_delay = 1s;       // only when the connect itself failed
+// A database-wide refusal (read-only, disk full, a cancel, a lock or statement
+// timeout, a deadlock): the same outcomes go again after this, doubled each
+// time up to the longest, on a new connection.
+constexpr auto first_refusal_delay = 250ms;
+constexpr auto longest_refusal_delay = 5s;
 
 // What is left of an outcome when its own texts cannot be stored: ASCII only.
 db::settlement plain(db::settlement s, const std::string& why) {
@@ -32,6 +37,15 @@ db::settlement plain(db::settlement s, const std::string& why) {
   return s;
 }
 
+// SQLSTATE classes 22 (data exception), 23 (integrity constraint violation) and
+// 54 (program limit exceeded: a value too large) are caused by what a row holds:
+// halving the batch isolates that row. Any other refusal says nothing about the
+// rows, and splitting or dropping them would lose delivered outcomes (the rows
+// would be sent again once their leases end).
+bool caused_by_row_data(const std::string& sqlstate) {
+  return sqlstate.starts_with("22") || sqlstate.starts_with("23") || sqlstate.starts_with("54");
+}
+
 }  // namespace
 
 settler::settler(engine_context& ctx) : ctx_(ctx), link_(ctx, "settle"), timer_(ctx.ex) {}
@@ -40,6 +54,7 @@ void settler::enqueue(db::settlement s) {
   const auto id = s.id;
   if (!queue_.contains(id)) order_.push_back(id);
   queue_.insert_or_assign(id, std::move(s));
+  if (backing_off_) return;  // new outcomes wait with the others for the database
   if (!gathering_ || queue_.size() >= flush_at_once || !requests_out()) timer_.cancel();
 }
 
@@ -106,8 +121,26 @@ asio::awaitable<void> settler::async_run() {
       continue;
     }
     // A lost connection: loop at once; the next get reconnects and the same settle goes again.
-    (void)co_await async_flush(*conn, next_batch());
+    if (co_await async_flush(*conn, next_batch()) == flush_result::refused) {
+      co_await async_wait_after_refusal();
+    } else {
+      refusal_delay_ = steady::duration::zero();
+    }
   }
+}
+
+// After a database-wide refusal: wait, then the same outcomes go again on a new
+// connection (a failover's new primary; with several hosts the connection asks
+// for a read-write one).
+asio::awaitable<void> settler::async_wait_after_refusal() {
+  refusal_delay_ = refusal_delay_ == steady::duration::zero()
+                       ? steady::duration{first_refusal_delay}
+                       : std::min<steady::duration>(refusal_delay_ * 2, longest_refusal_delay);
+  link_.drop();
+  backing_off_ = true;
+  timer_.expires_after(refusal_delay_);
+  (void)co_await timer_.async_wait(use_tuple);
+  backing_off_ = false;
 }
 
 asio::awaitable<settler::flush_result> settler::async_flush(db::connection& conn, std::vector<db::settlement> batch) {
@@ -125,14 +158,18 @@ asio::awaitable<settler::flush_result> settler::async_flush(db::connection& conn
                   {{"rows", batch.size()}, {"error", failure.what()}});
     co_return flush_result::connection_lost;
   }
+  if (!caused_by_row_data(failure.sqlstate())) {
+    ctx_.log.warn("settle refused by the database, not for a row's data; keeping the outcomes and trying again",
+                  {{"rows", batch.size()}, {"error", failure.what()}, {"sqlstate", failure.sqlstate()}});
+    co_return flush_result::refused;
+  }
   if (batch.size() == 1) co_return co_await async_flush_alone(conn, std::move(batch.front()));
   // A data problem in some row: halve until it is alone, so the others are recorded.
   ctx_.log.warn("settle rejected by the database; splitting the batch to isolate the row",
                 {{"rows", batch.size()}, {"error", failure.what()}, {"sqlstate", failure.sqlstate()}});
   const auto half = static_cast<long>(batch.size() / 2);
   std::vector<db::settlement> first(batch.begin(), batch.begin() + half), second(batch.begin() + half, batch.end());
-  if (co_await async_flush(conn, std::move(first)) == flush_result::connection_lost)
-    co_return flush_result::connection_lost;
+  if (const auto r = co_await async_flush(conn, std::move(first)); r != flush_result::done) co_return r;
   co_return co_await async_flush(conn, std::move(second));
 }
 
@@ -144,6 +181,7 @@ asio::awaitable<settler::flush_result> settler::async_flush_alone(db::connection
     co_return flush_result::done;
   }
   if (r.error().connection_lost()) co_return flush_result::connection_lost;
+  if (!caused_by_row_data(r.error().sqlstate())) co_return flush_result::refused;
   // Even the plain outcome is refused: never wedge the queue on it. The row's
   // lease expires and it is retried like after a crash.
   ctx_.log.error("could not record an outcome; dropping it (the row is retried after its lease expires)",

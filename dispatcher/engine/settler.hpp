@@ -6,8 +6,12 @@
 //    fenced settle again (rows it had already recorded are recognised);
 //  - each flush takes the row's current lease token, so a row this process
 //    re-claimed after an outage settles under its new lease;
-//  - a batch the server rejects for a data reason is split until the bad row is
-//    alone; that row is settled with a plain message, and the rest go on;
+//  - a batch the server rejects for a row's data (SQLSTATE classes 22, 23, 54) is
+//    split until the bad row is alone; that row is settled with a plain
+//    message, and the rest go on;
+//  - any other refusal (read-only after a failover, disk full, a cancel, a lock
+//    or statement timeout, a deadlock) keeps every outcome: the same settle goes
+//    again after a back-off (250 ms doubling to 5 s) on a new connection;
 //  - after an idle spell, outcomes gather for OUTBOX_SETTLE_WINDOW_MS (or until
 //    64 wait, or until no request is still out) so that a trickle shares
 //    statements and commits.
@@ -41,8 +45,11 @@ class settler {
   void stop(std::chrono::steady_clock::time_point deadline);
 
  private:
-  enum class flush_result { done, connection_lost };
+  // refused: the database refused the statement for a reason of its own (not a
+  // row's data): nothing was recorded, the outcomes stay queued.
+  enum class flush_result { done, connection_lost, refused };
   boost::asio::awaitable<void> async_gather();
+  boost::asio::awaitable<void> async_wait_after_refusal();
   boost::asio::awaitable<flush_result> async_flush(db::connection& conn, std::vector<db::settlement> batch);
   boost::asio::awaitable<flush_result> async_flush_alone(db::connection& conn, db::settlement s);
   [[nodiscard]] std::vector<db::settlement> next_batch();
@@ -57,7 +64,9 @@ class settler {
   std::unordered_map<std::int64_t, db::settlement> queue_;
   boost::asio::steady_timer timer_;
   bool stop_ = false;
-  bool gathering_ = false;  // in the settle window: only a full window's worth wakes it
+  bool gathering_ = false;                               // in the settle window: only a full window's worth wakes it
+  std::chrono::steady_clock::duration refusal_delay_{};  // the last wait after a refusal; zero after a success
+  bool backing_off_ = false;                             // waiting out refusal_delay_: outcomes only queue
   std::chrono::steady_clock::time_point deadline_{};
 };
 

@@ -2,7 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
+#include <utility>
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -152,6 +154,32 @@ TEST_CASE("still_open tells an idle connection the server ended from one that is
     CHECK_FALSE(victim.still_open());
     CHECK_FALSE(victim.is_open());
   });
+}
+
+TEST_CASE("the user's options (conninfo or PGOPTIONS) are kept beside the engine's statement_timeout") {
+  outbox::test::scratch_database db;
+  outbox::db::connect_options engine;
+  engine.statement_timeout = 4321ms;
+  const auto shown = [&](const std::string& conninfo) {
+    std::pair<std::string, std::string> out;
+    outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
+      auto c = co_await connection::async_connect(ex, conninfo, 5s, engine);
+      auto r =
+          co_await c.async_query("SELECT current_setting('search_path'), current_setting('statement_timeout')", {}, 5s);
+      out = {std::string(r.text(0, 0)), std::string(r.text(0, 1))};
+    });
+    return out;
+  };
+  // As in DATABASE_URL: options=-csearch_path=outbox (tables in a schema of their own).
+  const auto in_conninfo = shown(db.conninfo() + " options='-csearch_path=outbox'");
+  CHECK(in_conninfo.first == "outbox");
+  CHECK(in_conninfo.second == "4321ms");
+  ::setenv("PGOPTIONS", "-c search_path=crm", 1);
+  const auto in_env = shown(db.conninfo());
+  ::unsetenv("PGOPTIONS");
+  CHECK(in_env.first == "crm");
+  CHECK(in_env.second == "4321ms");
+  CHECK(shown(db.conninfo()).first == "\"$user\", public");  // none given: the server's
 }
 
 }  // namespace connection_pgtest
