@@ -74,7 +74,7 @@ asio::awaitable<void> beat(connection& conn, const heartbeat& b) {
               std::to_string(b.pid),
               std::to_string(epoch_ms(b.started_at)),
               std::to_string(b.sweep_interval.count()),
-              b.automatic_pauses.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+              clean_json(b.automatic_pauses, 1000).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
   (void)co_await conn.async_query(beat_sql, std::move(args), fleet_timeout);
 }
 

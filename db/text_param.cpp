@@ -71,4 +71,20 @@ std::string clean_text(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+nlohmann::json clean_json(const nlohmann::json& doc, std::size_t max_string_bytes) {
+  if (doc.is_string()) return clean_text(doc.get_ref<const std::string&>(), max_string_bytes);
+  if (doc.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& item : doc) out.push_back(clean_json(item, max_string_bytes));
+    return out;
+  }
+  if (doc.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [key, value] : doc.items())
+      out[clean_text(key, max_string_bytes)] = clean_json(value, max_string_bytes);
+    return out;
+  }
+  return doc;
+}
+
 }  // namespace outbox::db

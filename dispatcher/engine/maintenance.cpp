@@ -32,7 +32,17 @@ void maintenance::reload_pauses() {
   timer_.cancel();
 }
 
+// Before the first claim. The destinations' policies come first, and until they
+// are recorded nothing is claimed: a process killed right after its first claim
+// must leave behind what a sweep from a bare shell needs (hold, not resend, a
+// Meta row), and `dispatcher pause NAME` must know the destination.
 asio::awaitable<void> maintenance::async_prepare() {
+  while (!policies_recorded_ && !ctx_.stopping && !stop_) {
+    if (db::connection* conn = co_await link_.async_get()) (void)co_await async_record_policies(*conn);
+    if (policies_recorded_) break;
+    timer_.expires_after(retry_delay);
+    (void)co_await timer_.async_wait(use_tuple);
+  }
   db::connection* conn = co_await link_.async_get();
   if (!conn) co_return;  // the loop retries
   (void)co_await async_load_pauses(*conn);

@@ -26,13 +26,20 @@ std::string iso_time(sys_clock::time_point t) {
   return providers::format_rfc3339_utc(std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count());
 }
 
+// The heartbeat and resume tables are missing (a schema before 0006): nothing to
+// write or read until `dispatcher migrate`. Any other SQL error is tried again
+// next round: one bad value must not switch the heartbeat off for good.
+bool schema_before_fleet(const db::error& e) {
+  return e.kind() == db::error_kind::sql && (e.sqlstate() == "42P01" || e.sqlstate() == "42703");
+}
+
 }  // namespace
 
 asio::awaitable<bool> maintenance::async_apply_resume_requests(db::connection& conn) {
   if (!fleet_supported_) co_return true;
   const auto requests = co_await db::async_resume_requests(conn, resume_marker_);
   if (!requests) {
-    if (requests.error().kind() == db::error_kind::sql) {
+    if (schema_before_fleet(requests.error())) {
       fleet_supported_ = false;  // a schema before 0006: nothing to read
       ctx_.log.warn("no dispatcher heartbeat table (run `dispatcher migrate`)", {{"error", requests.error().what()}});
       co_return true;
@@ -90,10 +97,11 @@ asio::awaitable<bool> maintenance::async_heartbeat(db::connection& conn) {
                                      {"until", until ? iso_time(*until) : ""}});
   });
   const auto done = co_await db::async_beat(conn, beat);
-  if (!done && done.error().kind() == db::error_kind::sql) {
+  if (!done && schema_before_fleet(done.error())) {
     fleet_supported_ = false;
     co_return true;
   }
+  if (!done) ctx_.log.warn("heartbeat not recorded; trying again", {{"error", done.error().what()}});
   co_return done.has_value();
 }
 

@@ -105,4 +105,28 @@ TEST_CASE("a failing migration rolls back and names itself") {
         static_cast<long long>(outbox::db::embedded_migrations().size()));
 }
 
+TEST_CASE("tables in a schema of their own: migrated through options=-csearch_path, used from any search_path") {
+  outbox::test::scratch_database db(false);
+  db.query("CREATE SCHEMA outbox");
+  outbox::db::connect_options engine;
+  engine.statement_timeout = 30s;
+  outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
+    // As DATABASE_URL=...?options=-csearch_path%3Doutbox: migrate, then the engine's own statements.
+    auto c = co_await connection::async_connect(ex, db.conninfo() + " options='-csearch_path=outbox'", 5s, engine);
+    (void)co_await outbox::db::async_migrate(c, outbox::db::embedded_migrations());
+    (void)co_await c.async_query("SELECT count(*) FROM event_delivery", {}, 5s);
+  });
+  CHECK(db.scalar("SELECT count(*) FROM pg_tables WHERE schemaname = 'outbox' AND tablename = 'event_delivery'") == 1);
+  CHECK(db.scalar("SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename = 'event_delivery'") == 0);
+  // A CRM session whose search_path knows nothing of the schema calls the function by its name:
+  // the function, its key function and the NOTIFY trigger still find their tables.
+  CHECK(db.scalar("SELECT count(*) FILTER (WHERE outbox.enqueue_event_delivery(7, 'webhook', 'Lead', '{}'::jsonb)) "
+                  "FROM (SELECT set_config('search_path', 'public', false)) AS s") == 1);
+  CHECK(db.scalar("SELECT count(*) FROM outbox.event_delivery WHERE lead_project_id = 7") == 1);
+  CHECK(db.scalar("SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                  "WHERE n.nspname = 'outbox' AND array_to_string(p.proconfig, ',') LIKE '%search_path=pg_catalog, "
+                  "outbox, pg_temp%'") == 4);
+  db.query("SELECT set_config('search_path', '\"$user\", public', false)");
+}
+
 }  // namespace migrations_pgtest

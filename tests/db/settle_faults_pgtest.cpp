@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "db/delivery_store.hpp"
+#include "db/fleet_store.hpp"
 #include "db/text_param.hpp"
 #include "dispatcher/engine/instance_id.hpp"
 #include "tests/support/must.hpp"
@@ -212,6 +213,35 @@ TEST_CASE("finding 10: engine connections carry a server-side statement_timeout 
   CHECK(timeout == "300ms");
   CHECK(name == "outbox-dispatcher test");
   CHECK(sqlstate == "57014");  // query_canceled by statement_timeout, on the server
+}
+
+TEST_CASE("finding 7: a NUL or invalid UTF-8 in a pause reason reaches the heartbeat cleaned, never refused") {
+  outbox::test::scratch_database database;
+  db::heartbeat beat;
+  beat.instance = "finding-7";
+  beat.version = std::string("dispatcher \0 0.1.0", 19);
+  beat.host = "host";
+  beat.pid = 1;
+  beat.started_at = std::chrono::system_clock::now();
+  // A Google Ads errorCode with a NUL and a cut character, as a hostile answer may carry them.
+  nlohmann::json pause = nlohmann::json::object();
+  pause["provider"] = "google_ads";
+  pause["destination"] = "default";
+  pause["reason"] = std::string("errorCode BAD\0CODE \xC3", 22);
+  pause["until"] = "";
+  beat.automatic_pauses.push_back(pause);
+  outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
+    auto c = co_await connection::async_connect(ex, database.conninfo(), 5s);
+    must(co_await db::async_beat(c, beat));
+    must(co_await db::async_beat(c, beat));  // and again: the next beat is not refused either
+  });
+  const auto r = database.query(
+      "SELECT automatic_pauses->0->>'reason', version FROM outbox_dispatcher_heartbeat WHERE instance = 'finding-7'");
+  REQUIRE(r.rows() == 1);
+  const std::string reason{r.text(0, 0)};
+  CHECK(reason.starts_with("errorCode BADCODE"));
+  CHECK(reason.find('\0') == std::string::npos);
+  CHECK(std::string(r.text(0, 1)) == "dispatcher  0.1.0");
 }
 
 }  // namespace settle_faults_pgtest

@@ -319,6 +319,7 @@ const std::vector<std::string> django_tests{
     "test_a_wrong_setting_is_reported",
     "test_the_list_and_the_detail_page_show_the_row_and_its_attempts",
     "test_nothing_can_be_added_changed_or_deleted",
+    "test_a_search_that_is_no_lead_id_is_never_a_server_error",
 };
 
 // Test name -> outcome, from unittest's `-v 2` lines "test_x (module.Class.test_x) ... ok".

@@ -83,8 +83,10 @@ class EventDeliveryAdmin(ReadOnlyMixin, admin.ModelAdmin):
     inlines = (AttemptInline,)
 
     def get_search_results(self, request, queryset, search_term):
+        # A lead id is searched as one; anything else (letters, "²", a number past
+        # bigint) by key and event name, never a database error (a 500).
         term = search_term.strip()
-        if term.isdigit():
+        if term.isascii() and term.isdigit() and int(term) <= 2**63 - 1:
             return queryset.filter(lead_project_id=int(term)), False
         return super().get_search_results(request, queryset, search_term)
 

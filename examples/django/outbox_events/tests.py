@@ -174,6 +174,13 @@ class AdminTests(TestCase):
         self.assertContains(detail, "Meta: service unavailable")
         self.assertNotContains(detail, 'name="_save"')
 
+    def test_a_search_that_is_no_lead_id_is_never_a_server_error(self):
+        changelist = reverse("admin:outbox_events_eventdelivery_changelist")
+        for term in ["Lead", "9223372036854775808", "99999999999999999999999", "\u00b2", "42abc", " 42 "]:
+            with self.subTest(term=term):
+                self.assertEqual(self.client.get(changelist, {"q": term}).status_code, 200)
+        self.assertContains(self.client.get(changelist, {"q": " 42 "}), "meta")
+
     def test_nothing_can_be_added_changed_or_deleted(self):
         add = self.client.get(reverse("admin:outbox_events_eventdelivery_add"))
         self.assertEqual(add.status_code, 403)

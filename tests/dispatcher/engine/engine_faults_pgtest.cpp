@@ -134,4 +134,21 @@ TEST_CASE("a claim whose answer was lost: after the claim connection is replaced
   h.stop();
 }
 
+TEST_CASE("finding 6: every destination's policy is recorded before the first claim") {
+  engine_harness h([](auto& env) { add_webhook(env, "SECOND", "/second"); });
+  h.server.script({response_plan::reply(200).after(1000ms)});
+  const auto id = h.enqueue(1, "Lead");  // due before the engine starts: the first claim takes it
+  h.start();
+  REQUIRE(h.server.wait_for_requests(1, 10s));
+  // While its request runs, the row's lease tells when it was claimed (lease_expires_at - OUTBOX_LEASE_SECONDS).
+  const auto claimed_after_policies = h.db.scalar(
+      "SELECT count(*) FROM event_delivery d, outbox_destination_policy p "
+      "WHERE d.id = $1 AND d.state = 'sending' AND p.provider = 'webhook' "
+      "AND p.recorded_at <= d.lease_expires_at - $2::int * interval '1 second'",
+      {std::to_string(id), std::to_string(h.cfg.lease.count())});
+  CHECK(claimed_after_policies == 2);  // both destinations, the one without rows too
+  CHECK(h.wait_state(id, "sent"));
+  h.stop();
+}
+
 }  // namespace engine_faults_pgtest
