@@ -13,6 +13,9 @@
 #     e.g. bench/run.sh --rows 100000 --trigger-seconds 60 --claim-batch 200
 #   environment: OUTBOX_BENCH_BUILD_DIR (default: build-bench)
 set -euo pipefail
+# The user data module is refused when group or others may write it (user_data_loader.cpp):
+# build trees come out as the image has them whatever the shell's umask (002 for many users).
+umask 022
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${OUTBOX_BENCH_BUILD_DIR:-$root/build-bench}

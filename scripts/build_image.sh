@@ -9,6 +9,9 @@
 # its command line (CMakeLists.txt, OUTBOX_WARNINGS_AS_ERRORS).
 #   scripts/build_image.sh [dir]     dir defaults to build
 set -euo pipefail
+# The user data module is refused when group or others may write it (user_data_loader.cpp):
+# build trees come out as the image has them whatever the shell's umask (002 for many users).
+umask 022
 cd "$(dirname "$0")/.."
 dir=${1:-build}
 

@@ -10,6 +10,9 @@
 #   OUTBOX_BUILD_JOBS  parallel compile jobs (default: every core)
 # Both are read here only: the dispatcher refuses unknown OUTBOX_* variables.
 set -euo pipefail
+# The user data module is refused when group or others may write it (user_data_loader.cpp):
+# build trees come out as the image has them whatever the shell's umask (002 for many users).
+umask 022
 cd "$(dirname "$0")/.."
 build_dir=${OUTBOX_BUILD_DIR:-build}
 scripts/setup.sh

@@ -14,6 +14,9 @@
 # OUTBOX_FUZZ_SECONDS=N fuzzes each target N seconds instead of 5.
 # docs/testing.md has the details and the commands to run parts by hand.
 set -euo pipefail
+# The user data module is refused when group or others may write it (user_data_loader.cpp):
+# build trees come out as the image has them whatever the shell's umask (002 for many users).
+umask 022
 cd "$(dirname "$0")/.."
 
 preset=default

@@ -6,6 +6,7 @@
 // providers/user_data/phone_numbers.cpp, unicode_fold.cpp or user_data_linked.cpp from it;
 // --as-needed then drops libphonenumber, protobuf and libicui18n.
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <stdexcept>
@@ -20,6 +21,9 @@ namespace {
 
 using providers::user_data_module;
 
+// Only where the executable's real location says: beside it (a build tree) or in
+// ../lib/dispatcher/ (the image). Never the loader's search path or the working
+// directory: a library there would run its constructor with DATABASE_URL in reach.
 std::vector<std::string> candidates() {
   std::vector<std::string> out;
   std::error_code ec;
@@ -28,8 +32,29 @@ std::vector<std::string> candidates() {
     out.push_back((exe.parent_path() / providers::user_data_module_file).string());
     out.push_back((exe.parent_path().parent_path() / "lib" / "dispatcher" / providers::user_data_module_file).string());
   }
-  out.emplace_back(providers::user_data_module_file);  // LD_LIBRARY_PATH, ld.so.cache, /usr/lib
   return out;
+}
+
+// A module, or its folder, that someone other than its owner may write, or owned
+// by anyone but root or the executable's owner, is refused before it is loaded
+// (loading runs its code).
+void require_trusted(const std::string& path) {
+  struct ::stat exe {};
+  const bool have_exe = ::stat("/proc/self/exe", &exe) == 0;
+  const auto refuse = [&](const std::string& what, const std::string& why) {
+    throw std::runtime_error("refusing to load the user data module " + path + ": " + what + " " + why +
+                             " (fix with chown root and chmod go-w)");
+  };
+  const std::filesystem::path real = std::filesystem::canonical(path);
+  for (const auto& [what, p] :
+       {std::pair{std::string{"the file"}, real}, std::pair{std::string{"its folder"}, real.parent_path()}}) {
+    struct ::stat st {};
+    if (::stat(p.c_str(), &st) != 0) refuse(what + " " + p.string(), "cannot be examined");
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) refuse(what + " " + p.string(), "is writable by group or others");
+    if (st.st_uid != 0 && !(have_exe && st.st_uid == exe.st_uid)) {
+      refuse(what + " " + p.string(), "is owned by neither root nor the executable's owner");
+    }
+  }
 }
 
 std::string dl_error() {
@@ -42,20 +67,15 @@ std::string dl_error() {
 const user_data_module& load() {
   std::string tried;
   for (const auto& path : candidates()) {
-    const bool a_path = path.find('/') != std::string::npos;
     std::error_code ec;
-    if (a_path && !std::filesystem::exists(path, ec)) {
+    if (!std::filesystem::exists(path, ec)) {
       tried += "\n  " + path + ": no such file";
       continue;
     }
+    require_trusted(path);
     // Never closed: the module lives as long as the process.
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const std::string why = dl_error();
-      if (a_path) throw std::runtime_error("cannot load the user data module " + path + ": " + why);
-      tried += "\n  " + path + ": " + why;
-      continue;
-    }
+    if (handle == nullptr) throw std::runtime_error("cannot load the user data module " + path + ": " + dl_error());
     using entry_fn = const user_data_module* (*)();
     const auto entry = reinterpret_cast<entry_fn>(::dlsym(handle, providers::user_data_module_entry));
     if (entry == nullptr) {

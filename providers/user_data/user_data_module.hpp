@@ -28,10 +28,11 @@ struct user_data_module {
 
 // Makes the module's functions callable before the event loop needs them. In the
 // `dispatcher` executable (providers/user_data/user_data_loader.cpp) it loads the module
-// once: from the executable's directory, then ../lib/dispatcher/ beside it (the
-// image's /usr/local/lib/dispatcher/), then the dynamic loader's own path; it
-// throws std::runtime_error naming where it looked when none has it, and when
-// the first one found cannot be loaded or comes from another build. Where the
+// once: from the executable's real directory, then ../lib/dispatcher/ beside it
+// (the image's /usr/local/lib/dispatcher/), nowhere else; it throws
+// std::runtime_error naming where it looked when none has it, and when the first
+// one found is writable by group or others (file or folder), owned by neither
+// root nor the executable's owner, cannot be loaded or comes from another build. Where the
 // functions are linked in
 // (providers/user_data/user_data_linked.cpp) it does nothing.
 void load_user_data_module();

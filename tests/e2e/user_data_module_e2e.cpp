@@ -163,4 +163,36 @@ TEST_CASE("installed as in the image, bin/dispatcher finds its module in lib/dis
   std::filesystem::remove_all(root);
 }
 
+TEST_CASE("a module, or its folder, that group or others may write is refused before it is loaded") {
+  e2e_fixture fx;
+  const auto root = outbox::test::make_temp_dir("outbox-planted");
+  std::filesystem::create_directories(root / "bin");
+  std::filesystem::create_directories(root / "lib" / "dispatcher");
+  std::filesystem::copy_file(dispatcher_exe, root / "bin" / "dispatcher");
+  const auto module = root / "lib" / "dispatcher" / "dispatcher-user-data.so";
+  std::filesystem::copy_file(module_file, module);
+  auto env = outbox::test::child_environment(fx.env);
+  for (auto& [k, v] : meta_destination(fx)) env[k] = v;
+  using std::filesystem::perms;
+  const auto refused = [&](const std::filesystem::path& writable) {
+    const auto r = outbox::test::run_child({(root / "bin" / "dispatcher").string(), "run"}, env, 20s, root);
+    const std::string output = r.out + r.err;
+    INFO(output);
+    CHECK(r.exit_code == 1);
+    CHECK(output.find("refusing to load the user data module") != std::string::npos);
+    CHECK(output.find(std::filesystem::canonical(writable).string() + " is writable by group or others") !=
+          std::string::npos);
+    CHECK(output.find("dispatcher starting") == std::string::npos);
+  };
+  // A folder anyone may write into (a library could have been planted there).
+  std::filesystem::permissions(module.parent_path(), perms::all);
+  refused(module.parent_path());
+  std::filesystem::permissions(module.parent_path(), perms::owner_all | perms::group_read | perms::group_exec |
+                                                         perms::others_read | perms::others_exec);
+  // The file itself writable by its group.
+  std::filesystem::permissions(module, perms::group_write, std::filesystem::perm_options::add);
+  refused(module);
+  std::filesystem::remove_all(root);
+}
+
 }  // namespace user_data_module_e2e
