@@ -193,6 +193,20 @@ void metrics::render_process(std::string& out) const {
   sample(out, "process_start_time_seconds", "", process->start_time_seconds);
 }
 
+void metrics::render_requests(std::string& out) const {
+  header(out, "outbox_requests_total", "counter", "HTTP requests sent, by destination.");
+  for (const auto& [k, n] : from_zero(requests, destinations))
+    sample(out, "outbox_requests_total", dest_labels(k), double(n));
+  header(out, "outbox_requests_resent_total", "counter",
+         "Requests written whole on a kept-alive connection that then closed unanswered, and sent again on a fresh "
+         "one: the receiver may have seen them twice (its dedup id covers that). The attempt's note says so.");
+  for (const auto& [k, n] : from_zero(requests_resent, destinations))
+    sample(out, "outbox_requests_resent_total", dest_labels(k), double(n));
+  header(out, "outbox_request_duration_seconds", "histogram", "HTTP request latency, by destination.");
+  for (const auto& [k, h] : from_zero(request_seconds, destinations))
+    h.render(out, "outbox_request_duration_seconds", dest_labels(k));
+}
+
 std::string metrics::render() const {
   std::string out;
   header(out, "outbox_rows", "gauge", "Rows by state (sent is not counted; see dispatcher status).");
@@ -208,12 +222,7 @@ std::string metrics::render() const {
            double(n));
   }
   render_conversions(out);
-  header(out, "outbox_requests_total", "counter", "HTTP requests sent, by destination.");
-  for (const auto& [k, n] : from_zero(requests, destinations))
-    sample(out, "outbox_requests_total", dest_labels(k), double(n));
-  header(out, "outbox_request_duration_seconds", "histogram", "HTTP request latency, by destination.");
-  for (const auto& [k, h] : from_zero(request_seconds, destinations))
-    h.render(out, "outbox_request_duration_seconds", dest_labels(k));
+  render_requests(out);
   header(out, "outbox_claim_duration_seconds", "histogram", "Claim statement latency.");
   claim_seconds.render(out, "outbox_claim_duration_seconds", "");
   header(out, "outbox_settle_duration_seconds", "histogram", "Settle statement latency (one batch).");

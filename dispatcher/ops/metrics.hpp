@@ -73,6 +73,8 @@ struct metrics {
   std::map<outcome_key, std::uint64_t> provider_statuses;  // reconciled rows by processing status
   std::map<destination_key, histogram> request_seconds;
   std::map<destination_key, std::uint64_t> requests;
+  // Requests written whole on a kept-alive connection that died unanswered, sent again on a fresh one.
+  std::map<destination_key, std::uint64_t> requests_resent;
   histogram claim_seconds;
   histogram settle_seconds;
   std::uint64_t claimed = 0;
@@ -104,6 +106,7 @@ struct metrics {
 
   [[nodiscard]] std::string render() const;
   void render_conversions(std::string& out) const;
+  void render_requests(std::string& out) const;
   void render_destination_gauges(std::string& out) const;
   void render_process(std::string& out) const;
   // One settled row: counts its outcome and, for a failure (retry, dead,

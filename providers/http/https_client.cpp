@@ -124,9 +124,13 @@ asio::awaitable<http_result> https_client::impl::async_send(http_request req) {
   detail::exchange_outcome out = co_await async_attempt(conn, url, wire, deadline);
   // The server may close a kept-alive connection just as we reuse it.
   // Resending is fine only when no response byte arrived; anything else is reported.
-  if (reused && out.closed_before_response) {
-    const bool first_wrote_all = out.wrote_all;
-    result.maybe_delivered = out.wrote_bytes;
+  // A 408 on a reused connection is the one a server may send an idle
+  // connection before closing it (RFC 9112 9.6), waiting there before our
+  // request was read: not the answer to it, and nothing was processed.
+  const bool stale_408 = reused && out.response && out.response->status == 408;
+  if (reused && (out.closed_before_response || stale_408)) {
+    const bool first_wrote_all = out.wrote_all && !stale_408;
+    result.maybe_delivered = out.wrote_bytes && !stale_408;
     conn.reset();
     out = co_await async_attempt(conn, url, wire, deadline);
     result.resent_on_fresh_connection = first_wrote_all && out.wrote_bytes;

@@ -61,7 +61,8 @@ class https_client {
   // failures: they come back as result.error. A reused keep-alive connection
   // that turns out dead before any response byte arrives is retried once on a
   // fresh connection (result.resent_on_fresh_connection tells when the whole
-  // request had gone out first); nothing else is retried. Interim 1xx
+  // request had gone out first), and so is one whose answer is a 408 (a server's
+  // notice to an idle connection, read before our request); nothing else is retried. Interim 1xx
   // responses are skipped. Completes within opts.worst_case_attempt().
   // Host, Content-Length and Transfer-Encoding are set here (given values are
   // dropped); User-Agent and Content-Type (application/json, when there is a

@@ -151,4 +151,21 @@ TEST_CASE("finding 6: every destination's policy is recorded before the first cl
   h.stop();
 }
 
+TEST_CASE("finding 5: a request resent on a fresh connection is counted and noted on its attempt") {
+  engine_harness h;
+  // The kept-alive connection closes after reading the second request whole, without an answer.
+  h.server.script({response_plan::reply(200), response_plan::close_without_response(), response_plan::reply(200)});
+  h.start();
+  REQUIRE(h.wait_state(h.enqueue(1, "Lead"), "sent"));
+  const auto second = h.enqueue(2, "Lead");
+  REQUIRE(h.wait_state(second, "sent"));
+  CHECK(requests_for(h, h.column_of(second, "idempotency_key")) == 2);  // read twice by the receiver
+  CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE delivery_id = $1 "
+                    "AND note LIKE '%sent again on a fresh one%'",
+                    {std::to_string(second)}) == 1);
+  h.stop();
+  CHECK(h.metrics_text().find("outbox_requests_resent_total{provider=\"webhook\",destination=\"default\"} 1") !=
+        std::string::npos);
+}
+
 }  // namespace engine_faults_pgtest

@@ -221,4 +221,21 @@ TEST_CASE("worst_case_attempt bounds an async_send even across the stale-connect
   CHECK(result.duration < opts.worst_case_attempt() + 400ms);
 }
 
+TEST_CASE("an unsolicited 408 left on an idle kept-alive connection is not taken for the next request's answer") {
+  asio::io_context io;
+  test_https_server server{io.get_executor(), trusted_tls()};
+  // The first answer, and behind it the 408 a server may send an idle connection
+  // before closing it (RFC 9112 9.6): waiting for whatever the client sends next.
+  server.script({response_plan::raw({"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+                                     "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"}),
+                 response_plan::reply(201)});
+  https_client client{io.get_executor(), client_options()};
+  REQUIRE(run_on(io, client.async_send(post(server.url("/")))).ok());
+  const auto second = run_on(io, client.async_send(post(server.url("/"))));
+  REQUIRE(second.ok());
+  CHECK(second.response->status == 201);           // the answer to this request, from a fresh connection
+  CHECK_FALSE(second.resent_on_fresh_connection);  // the 408 says nothing was processed
+  CHECK(server.accepted_connections() == 2);
+}
+
 }  // namespace https_client_hardening_test
