@@ -48,7 +48,9 @@ asio::awaitable<void> listener::async_run() {
 }
 
 asio::awaitable<void> listener::async_listen_session() {
-  auto c = co_await connection::async_connect(ex_, options_.conninfo, options_.connect_timeout);
+  connect_options named;  // like the engine's other connections, found by name in pg_stat_activity
+  named.application_name = "outbox-dispatcher listener";
+  auto c = co_await connection::async_connect(ex_, options_.conninfo, options_.connect_timeout, named);
   if (stopped_) co_return;
   conn_.emplace(std::move(c));
   co_await conn_->async_exec_script("LISTEN " + quote_identifier(options_.channel), options_.heartbeat_timeout);

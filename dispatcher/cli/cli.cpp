@@ -61,7 +61,7 @@ void print_usage(std::ostream& out) {
   for (const auto& c : subcommands) width = std::max(width, c.name.size());
   for (const auto& c : subcommands)
     out << "  " << c.name << std::string(width + 2 - c.name.size(), ' ') << c.summary << "\n";
-  out << "\nRun `dispatcher <command> --help` for a command's options.\n"
+  out << "\nRun `dispatcher <command> --help` (or `dispatcher help <command>`) for a command's options.\n"
          "The database comes from DATABASE_URL, else the libpq environment (PGHOST, PGDATABASE, ...).\n"
          "Commands that change rows or pauses record who ran them: --operator NAME (any of them), else\n"
          "OUTBOX_OPERATOR, else $USER, with @host added (inside docker/kubectl exec USER is often unset).\n";
@@ -236,6 +236,18 @@ std::string operator_name() {
 }
 
 int main(std::span<const std::string> args) {
+  // `dispatcher help status` is `dispatcher status --help`.
+  if (args.size() == 2 && args[0] == "help") {
+    for (const auto& c : subcommands) {
+      if (c.name == args[1]) {
+        const std::vector<std::string> help{"--help"};
+        return run_subcommand(c, help);
+      }
+    }
+    std::cerr << "dispatcher help: unknown command '" << args[1] << "'\n\n";
+    print_usage(std::cerr);
+    return exit_usage;
+  }
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_usage(args.empty() ? std::cerr : std::cout);
     return args.empty() ? exit_usage : exit_ok;

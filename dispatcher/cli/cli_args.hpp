@@ -21,9 +21,16 @@ class arg_reader {
     ++i_;
     return true;
   }
-  // Consumes "--name value" when next; sets `missing_value` if the value is absent.
+  // Consumes "--name value" or "--name=value" when next; sets `missing_value` if
+  // the value is absent.
   [[nodiscard]] std::optional<std::string> option(std::string_view name) {
-    if (done() || args_[i_] != name) return std::nullopt;
+    if (done()) return std::nullopt;
+    const std::string_view arg = args_[i_];
+    if (arg.size() > name.size() && arg.starts_with(name) && arg[name.size()] == '=') {
+      ++i_;
+      return std::string{arg.substr(name.size() + 1)};
+    }
+    if (arg != name) return std::nullopt;
     if (i_ + 1 >= args_.size()) {
       missing_value_ = true;  // left unconsumed: the caller reports it as incomplete
       return std::nullopt;

@@ -1,4 +1,5 @@
 // `dispatcher prune`: keep the tables small by removing old sent and dead rows.
+#include <charconv>
 #include <iostream>
 
 #include "db/operations_store.hpp"
@@ -59,13 +60,12 @@ bool read_option(arg_reader& r, prune_args& a) {
     }
     a.req.state = *s == "sent" ? db::prune_state::sent : db::prune_state::dead;
   } else if (auto b = r.option("--batch")) {
-    try {
-      a.req.batch = std::stoi(*b);
-    } catch (const std::exception&) {
-      a.req.batch = 0;
-    }
+    // The whole text is the number: "10abc" is refused, not read as 10.
+    int batch = 0;
+    const auto [end, ec] = std::from_chars(b->data(), b->data() + b->size(), batch);
+    a.req.batch = ec == std::errc{} && end == b->data() + b->size() ? batch : 0;
     if (a.req.batch < 1 || a.req.batch > 100000) {
-      std::cerr << "dispatcher prune: --batch must be 1..100000\n";
+      std::cerr << "dispatcher prune: --batch must be a whole number from 1 to 100000 (got '" << *b << "')\n";
       return false;
     }
   } else {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/error.hpp"
 #include "db/wake_signal.hpp"
 #include "dispatcher/cli/cli.hpp"
 #include "dispatcher/cli/cli_args.hpp"
@@ -62,8 +63,16 @@ boost::asio::awaitable<int> async_show_or_switch_wake_mode(db::connection& conn,
                                                            bool json, long lock_timeout_ms) {
   std::optional<std::string> previous;
   if (mode) {
-    previous =
-        co_await db::async_set_wake_mode(conn, *mode, operator_name(), std::chrono::milliseconds(lock_timeout_ms));
+    auto set = co_await db::async_try(
+        db::async_set_wake_mode(conn, *mode, operator_name(), std::chrono::milliseconds(lock_timeout_ms)));
+    if (!set && set.error().sqlstate() == "55P03") {  // this command's own lock timeout, not the CLI's usual one
+      std::cerr << "dispatcher wake-mode: gave up after " << lock_timeout_ms
+                << " ms (--lock-timeout-ms) waiting for the lock on event_delivery that switching the trigger "
+                   "needs (a long transaction or a migration holds it); the wake mode is unchanged: try again, "
+                   "or raise --lock-timeout-ms\n";
+      co_return exit_failure;
+    }
+    previous = std::move(set).value();
   }
   const auto status = co_await db::async_wake_status(conn);
   if (json) {

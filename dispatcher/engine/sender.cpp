@@ -12,6 +12,7 @@
 #include "dispatcher/engine/task_guard.hpp"
 #include "dispatcher/engine/use_tuple.hpp"
 #include "providers/http/http_outcome.hpp"
+#include "providers/text.hpp"
 
 namespace outbox {
 namespace {
@@ -57,6 +58,22 @@ void sender::stop() {
 
 // Takes one row into flight; returns its settlement when it can never be sent
 // as it is (or must be held), else sets `dest`.
+// Why a row names no configured destination, and what to do about it.
+std::string sender::unknown_destination_error(const db::claimed_row& row) const {
+  const std::string named =
+      "no destination '" + row.destination + "' is configured for provider '" + row.provider + "'";
+  const std::string provider = providers::ascii_lowercase(row.provider);
+  const std::string destination = providers::ascii_lowercase(row.destination);
+  if (ctx_.destinations.find(provider, destination) != nullptr) {
+    // Configured under its lower-case name: the row was written with capitals (an SQL call, not the Django app).
+    return named + ": provider and destination names are case-sensitive, and '" + provider + "/" + destination +
+           "' is configured; enqueue the row with those names";
+  }
+  std::string var = "OUTBOX_DEST__" + row.provider + "__" + row.destination + "__...";
+  for (char& c : var) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  return named + " (set " + var + ")";
+}
+
 std::optional<db::settlement> sender::route(const db::claimed_row& row, bool probe, destination*& dest) {
   const auto now = sys_clock::now();
   const row_ticket ticket{row.id, row.lease_token, row.attempts, row.created_at};
@@ -77,12 +94,7 @@ std::optional<db::settlement> sender::route(const db::claimed_row& row, bool pro
         "took over a row whose lease expired",
         {{"row_id", row.id}, {"provider", row.provider}, {"destination", row.destination}, {"attempt", row.attempts}});
   }
-  if (!dest) {
-    return plan_rejection(ticket,
-                          "no destination '" + row.destination + "' is configured for provider '" + row.provider +
-                              "' (set OUTBOX_DEST__" + row.provider + "__" + row.destination + "__...)",
-                          now);
-  }
+  if (!dest) return plan_rejection(ticket, unknown_destination_error(row), now);
   if (row.reclaimed && dest->provider->hold_reclaimed()) {
     return plan_hold(ticket,
                      "the previous lease expired while a request may have been in flight; held for review "

@@ -43,6 +43,7 @@ class sender {
     attempt_facts facts;
   };
   [[nodiscard]] std::optional<db::settlement> route(const db::claimed_row& row, bool probe, destination*& dest);
+  [[nodiscard]] std::string unknown_destination_error(const db::claimed_row& row) const;
   void spawn(destination& dest, std::vector<providers::outbound_event> events);
   void note_client_errors(destination& dest, const exchange& ex, std::chrono::system_clock::time_point now);
   std::vector<bool> resend_groups(destination& dest, const std::vector<providers::outbound_event>& events,

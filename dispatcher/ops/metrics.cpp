@@ -1,5 +1,7 @@
 #include "dispatcher/ops/metrics.hpp"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 
 #include "dispatcher/ops/version.hpp"
@@ -8,10 +10,14 @@
 namespace outbox {
 namespace {
 
+// The shortest text that reads back as the same double (0.05, not
+// 0.050000000000000003); Prometheus' spellings for the non-finite values.
 std::string number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc{} ? std::string(buf, end) : std::to_string(v);
 }
 
 // Bucket bounds as written by hand (0.005, not 0.0050000000000000001).

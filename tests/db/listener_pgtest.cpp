@@ -51,6 +51,12 @@ TEST_CASE("an insert's notification reaches the listener; a no-op insert sends n
     CHECK_FALSE(rec.events.front().reconnected);
 
     auto writer = co_await outbox::db::connection::async_connect(ex, db.conninfo(), 5s);
+    // Named like the engine's other connections, for pg_stat_activity.
+    const auto named = co_await writer.async_query(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND application_name = 'outbox-dispatcher listener'",
+        {}, 5s);
+    CHECK(named.int64(0, 0) == 1);
     const auto enqueue = "SELECT enqueue_event_delivery(1, 'meta', 'Lead', '{}'::jsonb)";
     (void)co_await writer.async_query(enqueue, {}, 5s);
     CHECK(co_await signal.wait_until([&] { return rec.count(listener_event::kind::notification) == 1; }, 10s));

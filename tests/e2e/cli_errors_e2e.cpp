@@ -147,6 +147,25 @@ TEST_CASE("stumble 6: a command stuck behind another session's lock gives up aft
   CHECK(discard.output.find("gave up after 5 s waiting for a lock") != std::string::npos);
 }
 
+TEST_CASE("wake-mode behind another session's lock says its own --lock-timeout-ms; --reason=x and --batch 10abc") {
+  e2e_fixture fx;
+  {
+    const table_lock lock(fx.db.conninfo());
+    const auto r = fx.cli({"wake-mode", "off", "--lock-timeout-ms=300"}, {}, 15s);  // off: the trigger changes
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(r.output.find("gave up after 300 ms (--lock-timeout-ms)") != std::string::npos);
+    CHECK(r.output.find("after 5 s") == std::string::npos);
+  }
+  const auto id = fx.enqueue(1);
+  const auto discard = fx.cli({"discard", "--id=" + std::to_string(id), "--reason=duplicate lead", "--dry-run"});
+  INFO(discard.output);
+  CHECK(discard.exit_code == 0);
+  const auto prune = fx.cli({"prune", "--older-than", "30d", "--batch", "10abc"});
+  CHECK(prune.exit_code == 2);
+  CHECK(prune.output.find("--batch must be a whole number from 1 to 100000 (got '10abc')") != std::string::npos);
+}
+
 TEST_CASE("--version prints the project version from CMakeLists.txt and the commit") {
   const auto r = outbox::test::run_cli({"--version"}, {});
   CHECK(r.exit_code == 0);

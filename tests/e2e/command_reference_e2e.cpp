@@ -60,4 +60,18 @@ TEST_CASE("docs/commands.md holds each command's --help exactly as the binary pr
   CHECK(documented.contains("--help"));
 }
 
+TEST_CASE("dispatcher help <command> prints that command's --help; an unknown one is a usage error") {
+  const auto commands = listed_commands(run_cli({"--help"}, {}).output);
+  REQUIRE(commands.contains("status"));
+  for (const auto& c : commands) {
+    CAPTURE(c);
+    const auto help = run_cli({"help", c}, {});
+    CHECK(help.exit_code == 0);
+    CHECK(help.output == run_cli({c, "--help"}, {}).output);
+  }
+  const auto unknown = run_cli({"help", "stauts"}, {});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.output.find("unknown command 'stauts'") != std::string::npos);
+}
+
 }  // namespace command_reference_e2e

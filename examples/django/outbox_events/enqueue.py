@@ -159,9 +159,19 @@ def _serialise(payload: Mapping[str, Any]) -> str:
     return json.dumps(payload, cls=DjangoJSONEncoder, allow_nan=False, ensure_ascii=False)
 
 
+_BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
+
+
 def _check_lead(lead_project_id: int) -> None:
     if isinstance(lead_project_id, bool) or not isinstance(lead_project_id, int):
         raise TypeError(f"lead_project_id must be an int, not {type(lead_project_id).__name__}")
+    # Past bigint, PostgreSQL would look for an enqueue_event_delivery(numeric, ...)
+    # and say it does not exist: a missing schema, which it is not.
+    if not _BIGINT_MIN <= lead_project_id <= _BIGINT_MAX:
+        raise ValueError(
+            f"lead_project_id {lead_project_id} is out of range: event_delivery.lead_project_id is a bigint "
+            f"({_BIGINT_MIN} to {_BIGINT_MAX})"
+        )
 
 
 def _check_event_name(event_name: str) -> None:

@@ -96,6 +96,15 @@ class ProviderErrorTests(TestCase):
         with self.assertRaisesMessage(DestinationConflictError, "destination 'crm_hook' gets no row"):
             enqueue_fanout(1, "Lead", PAYLOAD, providers=["meta", ("webhook", "crm_hook")])
 
+    def test_a_lead_id_past_bigint_is_out_of_range_not_a_missing_schema(self):
+        for lead in (2**63, -(2**63) - 1):
+            with self.subTest(lead=lead):
+                with self.assertRaisesRegex(ValueError, "out of range"):
+                    enqueue_event(lead, "meta", "Lead", {})
+                with self.assertRaisesRegex(ValueError, "out of range"):
+                    enqueue_fanout(lead, "Lead", {})
+        self.assertTrue(enqueue_event(2**63 - 1, "meta", "Lead", {}))  # the largest bigint is a lead id
+
     def test_bad_names_are_refused_before_the_database(self):
         with self.assertRaisesMessage(ValueError, "provider must be lower-case"):
             enqueue_event(1, "Meta", "Lead", PAYLOAD)

@@ -168,4 +168,21 @@ TEST_CASE("finding 5: a request resent on a fresh connection is counted and note
         std::string::npos);
 }
 
+TEST_CASE(
+    "a row naming a provider with capitals is told names are case-sensitive; an unknown one the variable to set") {
+  engine_harness h;
+  h.start();
+  const auto capitals = h.enqueue(1, "Lead", R"({"value": 1})", "Webhook", "default");
+  const auto unknown = h.enqueue(2, "Lead", R"({"value": 1})", "crm_hook", "eu");
+  REQUIRE(h.wait_state(capitals, "dead"));
+  REQUIRE(h.wait_state(unknown, "dead"));
+  CHECK(h.column_of(capitals, "last_error") ==
+        "no destination 'default' is configured for provider 'Webhook': provider and destination names are "
+        "case-sensitive, and 'webhook/default' is configured; enqueue the row with those names");
+  CHECK(h.column_of(unknown, "last_error") ==
+        "no destination 'eu' is configured for provider 'crm_hook' (set OUTBOX_DEST__CRM_HOOK__EU__...)");
+  CHECK(h.server.requests().empty());
+  h.stop();
+}
+
 }  // namespace engine_faults_pgtest

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
 #include <vector>
@@ -417,6 +418,19 @@ TEST_CASE("when every slot holds an idle client, the oldest idle one makes room"
       });
   CHECK(first_closed);
   CHECK(answer.starts_with("HTTP/1.1 200 OK"));
+}
+
+TEST_CASE(
+    "metrics: numbers as the shortest text that reads back the same; NaN and infinities as Prometheus writes them") {
+  outbox::metrics m;
+  m.oldest_due_seconds = 0.05;
+  auto text = m.render();
+  CHECK(text.find("\noutbox_oldest_due_seconds 0.05\n") != std::string::npos);
+  CHECK(text.find("0.050000000000000003") == std::string::npos);
+  m.oldest_due_seconds = 1e21;
+  CHECK(m.render().find("\noutbox_oldest_due_seconds 1e+21\n") != std::string::npos);
+  m.oldest_due_seconds = std::numeric_limits<double>::infinity();
+  CHECK(m.render().find("\noutbox_oldest_due_seconds +Inf\n") != std::string::npos);
 }
 
 }  // namespace metrics_test
