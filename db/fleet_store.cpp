@@ -18,6 +18,8 @@ ON CONFLICT (instance) DO UPDATE SET
     last_seen = now(), sweep_interval_seconds = EXCLUDED.sweep_interval_seconds,
     automatic_pauses = EXCLUDED.automatic_pauses)sql";
 
+constexpr const char* goodbye_sql = "DELETE FROM outbox_dispatcher_heartbeat WHERE instance = $1";
+
 // The requests after $1, then one row with the new marker: the newest request
 // seen, or now() on the first call (requests made before this dispatcher started
 // were meant for the ones running then).
@@ -67,6 +69,11 @@ SELECT coalesce(json_agg(json_build_object(
     'automatic_pauses', automatic_pauses) ORDER BY last_seen DESC), '[]')::text
 FROM outbox_dispatcher_heartbeat)sql";
 
+asio::awaitable<void> goodbye(connection& conn, std::string instance) {
+  params args{std::move(instance)};
+  (void)co_await conn.async_query(goodbye_sql, std::move(args), fleet_timeout);
+}
+
 asio::awaitable<void> beat(connection& conn, const heartbeat& b) {
   params args{b.instance,
               clean_text(b.version, 100),
@@ -103,6 +110,10 @@ asio::awaitable<std::vector<destination_lag>> delivery_lag(connection& conn) {
 }
 
 }  // namespace
+
+asio::awaitable<outcome<void>> async_goodbye(connection& conn, const std::string& instance) {
+  co_return co_await async_try(goodbye(conn, instance));
+}
 
 asio::awaitable<outcome<void>> async_beat(connection& conn, const heartbeat& b) {
   co_return co_await async_try(beat(conn, b));

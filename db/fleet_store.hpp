@@ -31,6 +31,9 @@ struct heartbeat {
 };
 
 [[nodiscard]] boost::asio::awaitable<outcome<void>> async_beat(connection& conn, const heartbeat& beat);
+// At a clean stop: the heartbeat goes, so `status` and `resume` stop counting
+// this instance at once rather than 3 sweep intervals later.
+[[nodiscard]] boost::asio::awaitable<outcome<void>> async_goodbye(connection& conn, const std::string& instance);
 
 struct resume_request {
   std::string provider;

@@ -54,8 +54,12 @@ SELECT json_build_object(
 
 constexpr const char* gauges_sql = R"sql(
 SELECT s.state, coalesce(c.n, 0),
-       coalesce((SELECT extract(epoch FROM now() - min(next_attempt_at))::float8
-                 FROM event_delivery WHERE final_state IS NULL AND state = 'pending' AND next_attempt_at <= now()), 0)
+       coalesce((SELECT extract(epoch FROM now() - min(e.next_attempt_at))::float8
+                 FROM event_delivery e
+                 WHERE e.final_state IS NULL AND e.state = 'pending' AND e.next_attempt_at <= now()
+                   AND NOT (e.provider || '/' || e.destination = ANY($1::text[]))
+                   AND NOT EXISTS (SELECT 1 FROM outbox_destination_pause p
+                                   WHERE p.provider = e.provider AND p.destination = e.destination)), 0)
 FROM unnest(ARRAY['pending', 'sending', 'dead', 'held']) AS s(state)
 LEFT JOIN (SELECT state, count(*) AS n FROM event_delivery
            WHERE (final_state IS NULL OR final_state IN ('dead', 'held')) GROUP BY state) c ON c.state = s.state)sql";
@@ -147,7 +151,8 @@ SELECT '"' || current_database() || '" on ' ||
 // for the row's provider and destination (null until one is recorded).
 constexpr const char* inspect_sql = R"sql(
 SELECT json_build_object(
-  'row', (SELECT to_jsonb(d) - 'lease_token' FROM event_delivery d WHERE id = $1),
+  'row', (SELECT to_jsonb(d) - 'lease_token' || jsonb_build_object('payload_text', d.payload::text)
+          FROM event_delivery d WHERE id = $1),
   'attempts', (SELECT coalesce(json_agg(a ORDER BY a.id), '[]') FROM (
       SELECT a.id, a.attempt, a.started_at, a.duration_ms, a.outcome, a.http_status, a.error, a.response_excerpt,
              a.lease_owner, a.note, a.dropped_fields, a.match_keys, a.provider_request_id,
@@ -264,8 +269,9 @@ asio::awaitable<nlohmann::json> async_status(connection& conn) {
   co_return nlohmann::json::parse(r.text(0, 0));
 }
 
-asio::awaitable<queue_gauges> async_queue_gauges(connection& conn) {
-  const auto r = co_await conn.async_query_prepared("outbox_gauges", gauges_sql, {}, operations_timeout);
+asio::awaitable<queue_gauges> async_queue_gauges(connection& conn, const std::vector<std::string>& paused) {
+  params args{text_array(paused)};
+  const auto r = co_await conn.async_query_prepared("outbox_gauges", gauges_sql, std::move(args), operations_timeout);
   queue_gauges g;
   for (int i = 0; i < r.rows(); ++i) {
     g.rows_by_state[std::string(r.text(i, 0))] = r.int64(i, 1);

@@ -25,8 +25,12 @@ struct queue_gauges {
   double oldest_due_seconds = 0;
 };
 
-// Cheap numbers for /metrics, read from the partial indexes.
-[[nodiscard]] asio::awaitable<queue_gauges> async_queue_gauges(connection& conn);
+// Cheap numbers for /metrics, read from the partial indexes. The oldest due row
+// leaves out destinations paused by on-call (outbox_destination_pause) and those
+// in `paused` ("provider/destination": this process's automatic pauses): their
+// rows wait on purpose, and must not say that nothing claims rows.
+[[nodiscard]] asio::awaitable<queue_gauges> async_queue_gauges(connection& conn,
+                                                               const std::vector<std::string>& paused = {});
 
 // Which rows an on-call command acts on (requeue, discard, mark-sent); every
 // set field narrows it (AND). `since`/`until` are timestamptz text (see

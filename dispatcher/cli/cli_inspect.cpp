@@ -15,7 +15,8 @@ constexpr const char* inspect_help = R"(usage: dispatcher inspect ID [--json]
        dispatcher inspect --key IDEMPOTENCY_KEY [--json]
 
 Shows one event_delivery row (state, attempts, schedule, lease, last error,
-provider response, payload) and its attempts log, oldest first: per attempt
+provider response, and the payload as stored: byte for byte the body a webhook
+receives and signs, row.payload_text in --json) and its attempts log, oldest first: per attempt
 its error, response, the fields the provider left out (dropped: field:
 reason, detail), the match keys it carried and, for a request the provider
 processes later, that request's id and the result the provider reported.
@@ -84,7 +85,11 @@ void print_row(const nlohmann::json& doc) {
                           "last_http_status", "last_error", "provider_response", "created_at", "updated_at"}) {
     std::cout << std::string(18 - std::string_view(key).size(), ' ') << key << "  " << text(row[key]) << "\n";
   }
-  std::cout << std::string(11, ' ') << "payload  " << json_text(row["payload"]) << "\n\nattempts:\n";
+  // payload_text is the stored text itself: byte for byte the body a webhook receives and signs
+  // (a platform's body is built from it); the parsed `payload` would be a re-serialization.
+  const auto& exact = row.contains("payload_text") ? row["payload_text"] : row["payload"];
+  std::cout << std::string(11, ' ') << "payload  " << text(exact) << "\n"
+            << std::string(20, ' ') << "(as stored: the exact bytes of a webhook's body)\n\nattempts:\n";
   if (doc["attempts"].empty()) std::cout << "  (none yet)\n";
   for (const auto& a : doc["attempts"]) {
     std::cout << "  #" << attempt_number(a) << "  " << text(a["started_at"]) << "  " << text(a["outcome"]) << "  http "

@@ -140,22 +140,30 @@ void print_lag(const nlohmann::json& lags) {
 }
 
 // The dispatchers' heartbeats, with the pauses each took by itself.
+// The live dispatchers only (a clean stop removes its heartbeat at once); one
+// that stopped beating without saying goodbye (crashed, killed) is counted apart.
 void print_dispatchers(const nlohmann::json& fleet) {
-  if (fleet.empty()) {
-    std::cout << "\ndispatchers: none has recorded a heartbeat\n";
-    return;
+  const auto live = std::count_if(fleet.begin(), fleet.end(), [](const auto& d) { return d.value("live", false); });
+  const auto silent = static_cast<std::ptrdiff_t>(fleet.size()) - live;
+  if (live == 0) {
+    std::cout << "\ndispatchers: none is running (no live heartbeat)\n";
+  } else {
+    std::cout << "\ndispatchers:\n";
   }
-  std::cout << "\ndispatchers:\n";
   for (const auto& d : fleet) {
-    std::cout << "  " << text(d, "instance") << "  " << (d.value("live", false) ? "live" : "gone") << "  version "
-              << text(d, "version") << "  " << text(d, "host") << " pid " << d.value("pid", 0) << "  up since "
-              << text(d, "started_at") << "  last seen " << text(d, "last_seen") << "\n";
     if (!d.value("live", false)) continue;
+    std::cout << "  " << text(d, "instance") << "  live  version " << text(d, "version") << "  " << text(d, "host")
+              << " pid " << d.value("pid", 0) << "  up since " << text(d, "started_at") << "  last seen "
+              << text(d, "last_seen") << "\n";
     for (const auto& p : d.value("automatic_pauses", nlohmann::json::array())) {
       std::cout << "    paused by itself: " << text(p, "provider") << "/" << text(p, "destination") << " until "
                 << text(p, "until", "?") << ": " << text(p, "reason") << "  -> dispatcher resume "
                 << text(p, "provider") << " " << text(p, "destination") << "\n";
     }
+  }
+  if (silent > 0) {
+    std::cout << "  (" << silent << " more stopped beating without a clean stop: crashed or killed; `status --json` "
+              << "lists them, and their rows come back when their leases expire)\n";
   }
 }
 

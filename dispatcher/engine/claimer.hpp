@@ -35,6 +35,8 @@ class claimer {
   // The database's wake mode (read by the maintenance loop): adaptive or not.
   void set_adaptive(bool adaptive, const std::string& mode);
   [[nodiscard]] bool awake() const noexcept { return wake_signal_.awake(); }
+  // "provider/destination" of the destinations the claim leaves out now (paused, circuit open).
+  [[nodiscard]] std::vector<std::string> skipped_destinations() const;
 
  private:
   [[nodiscard]] boost::asio::awaitable<bool> async_release_orphans(db::connection& conn);
@@ -49,7 +51,6 @@ class claimer {
   boost::asio::awaitable<void> async_wait_for_capacity(std::chrono::steady_clock::duration max_wait,
                                                        std::chrono::steady_clock::duration floor);
   [[nodiscard]] db::claim_request request(std::size_t limit) const;
-  [[nodiscard]] std::vector<std::string> skipped_destinations() const;
   [[nodiscard]] std::optional<std::chrono::steady_clock::duration> until_a_pause_ends() const;
 
   engine_context& ctx_;

@@ -53,14 +53,22 @@ void destination_gate::probe_finished(bool healthy, time_point now) {
   }
 }
 
-bool destination_gate::note_result(bool failing, time_point now) {
+bool destination_gate::note_result(bool failing, std::span<const std::int64_t> rows, time_point now) {
   if (!failing) {
     consecutive_failures_ = 0;
+    failing_rows_.clear();
     return false;
   }
-  if (++consecutive_failures_ < circuit_threshold || state_ == state::paused) return false;
+  ++consecutive_failures_;
+  if (failing_rows_.size() < circuit_min_rows) failing_rows_.insert(rows.begin(), rows.end());
+  if (consecutive_failures_ < circuit_threshold || failing_rows_.size() < circuit_min_rows || state_ == state::paused) {
+    return false;
+  }
   consecutive_failures_ = 0;
-  pause(now, circuit_open_for, "circuit open after " + std::to_string(circuit_threshold) + " consecutive failures");
+  failing_rows_.clear();
+  pause(now, circuit_open_for,
+        "circuit open after " + std::to_string(circuit_threshold) + " consecutive failures (of at least " +
+            std::to_string(circuit_min_rows) + " different rows)");
   return !manual_;
 }
 

@@ -6,7 +6,10 @@
 // destinations are left out of the claim, so their backlog costs the database
 // nothing. Pure: the clock comes in as an argument.
 #include <chrono>
+#include <cstdint>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 
 namespace outbox {
@@ -15,8 +18,12 @@ class destination_gate {
  public:
   using time_point = std::chrono::system_clock::time_point;
 
-  // Transport failures, 5xx and 429 in a row that open the circuit.
+  // Transport failures, 5xx and 429 in a row that open the circuit, when they
+  // carried at least circuit_min_rows different rows: one poison row retried on a
+  // quiet destination is that row's problem (its own backoff and attempt budget
+  // deal with it), not proof that the receiver is down.
   static constexpr int circuit_threshold = 5;
+  static constexpr std::size_t circuit_min_rows = 3;
   static constexpr std::chrono::seconds circuit_open_for{30};
 
   // Automatic pause until now + `length`, then a probe. Never shortens a manual pause.
@@ -40,8 +47,9 @@ class destination_gate {
   // The probe's answer: healthy reopens, otherwise note_result/pause decide.
   void probe_finished(bool healthy, time_point now);
 
-  // Counts consecutive failures; returns true when this result opened the circuit.
-  [[nodiscard]] bool note_result(bool failing, time_point now);
+  // Counts consecutive failures and the rows they carried; returns true when this
+  // result opened the circuit.
+  [[nodiscard]] bool note_result(bool failing, std::span<const std::int64_t> rows, time_point now);
 
   [[nodiscard]] bool paused(time_point now) const { return !open(now); }
   [[nodiscard]] bool manually_paused() const { return manual_ || configured_; }
@@ -59,6 +67,7 @@ class destination_gate {
   time_point until_{};
   std::string reason_;
   int consecutive_failures_ = 0;
+  std::set<std::int64_t> failing_rows_;  // the rows of those failures
 };
 
 }  // namespace outbox

@@ -153,7 +153,7 @@ destination_view view_of(const destination_gate& gate, std::chrono::system_clock
     v.state = gate.reason().starts_with("circuit open") ? "circuit open" : "paused (automatic)";
     v.reopens_at = gate.reopens_at();
   } else {
-    v.state = "open";
+    v.state = "delivering";  // not "open": a breaker that is open is a broken one
     v.reason.clear();
   }
   return v;

@@ -79,6 +79,7 @@ asio::awaitable<void> maintenance::async_run() {
     }
     retry = !ok;
   }
+  co_await async_goodbye();
 }
 
 asio::awaitable<bool> maintenance::async_renew(db::connection& conn) {
@@ -126,7 +127,7 @@ asio::awaitable<bool> maintenance::async_refresh(db::connection& conn) {
     }
     claimer_.set_adaptive(*mode == "adaptive", *mode);
   }
-  const auto gauges = co_await db::async_try(db::async_queue_gauges(conn));
+  const auto gauges = co_await db::async_try(db::async_queue_gauges(conn, claimer_.skipped_destinations()));
   if (!gauges) co_return false;
   ctx_.metrics.rows_by_state = gauges->rows_by_state;
   ctx_.metrics.oldest_due_seconds = gauges->oldest_due_seconds;

@@ -105,4 +105,14 @@ asio::awaitable<bool> maintenance::async_heartbeat(db::connection& conn) {
   co_return done.has_value();
 }
 
+// A clean stop: this instance's heartbeat goes, so `status` and `resume` stop
+// counting it (and its automatic pauses) at once. A crash leaves it to age out.
+asio::awaitable<void> maintenance::async_goodbye() {
+  if (!fleet_supported_) co_return;
+  db::connection* conn = co_await link_.async_get();
+  if (conn == nullptr) co_return;
+  const auto done = co_await db::async_goodbye(*conn, ctx_.instance_id);
+  if (!done) ctx_.log.warn("could not remove this dispatcher's heartbeat", {{"error", done.error().what()}});
+}
+
 }  // namespace outbox

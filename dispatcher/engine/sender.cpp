@@ -207,7 +207,10 @@ asio::awaitable<void> sender::async_send_batch(destination& dest, std::vector<pr
   // Rows given back at shutdown while this request ran: their fate is already queued.
   std::erase_if(events, [&](const providers::outbound_event& e) { return ctx_.in_flight.find(e.row_id)->abandoned; });
   if (events.empty()) co_return;
-  note_health(dest, ex, sys_clock::now(), probe);
+  std::vector<std::int64_t> rows;
+  rows.reserve(events.size());
+  for (const auto& e : events) rows.push_back(e.row_id);
+  note_health(dest, ex, rows, sys_clock::now(), probe);
   judge(dest, std::move(events), std::move(ex));
 }
 
@@ -296,7 +299,8 @@ void sender::note_client_errors(destination& dest, const exchange& ex, sys_clock
   ctx_.wake_claimer();
 }
 
-void sender::note_health(destination& dest, const exchange& ex, sys_clock::time_point now, bool probe) {
+void sender::note_health(destination& dest, const exchange& ex, std::span<const std::int64_t> rows,
+                         sys_clock::time_point now, bool probe) {
   note_client_errors(dest, ex, now);
   const bool failing = !ex.facts.http_status || *ex.facts.http_status >= 500 || *ex.facts.http_status == 429;
   if (probe) {
@@ -308,7 +312,7 @@ void sender::note_health(destination& dest, const exchange& ex, sys_clock::time_
     // time its next look by the new pause's end.
     ctx_.wake_claimer();
   }
-  if (dest.gate.note_result(failing, now)) {
+  if (dest.gate.note_result(failing, rows, now)) {
     ctx_.log.error("destination circuit opened", {{"provider", dest.provider_kind},
                                                   {"destination", dest.name},
                                                   {"last_error", ex.facts.response_excerpt},

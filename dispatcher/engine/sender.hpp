@@ -55,7 +55,8 @@ class sender {
   boost::asio::awaitable<bool> async_request(destination& dest, const std::vector<providers::outbound_event>& events,
                                              exchange& ex);
   void judge(destination& dest, std::vector<providers::outbound_event> events, exchange ex);
-  void note_health(destination& dest, const exchange& ex, std::chrono::system_clock::time_point now, bool probe);
+  void note_health(destination& dest, const exchange& ex, std::span<const std::int64_t> rows,
+                   std::chrono::system_clock::time_point now, bool probe);
   void put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,
                 const std::string& outcome, const std::string& reason);
   void settle(db::settlement s);

@@ -219,7 +219,8 @@ std::string metrics::render() const {
   auto rows = rows_by_state;
   for (const auto state : open_row_states) rows.try_emplace(std::string(state), 0);
   for (const auto& [state, n] : rows) sample(out, "outbox_rows", "state=\"" + label_value(state) + "\"", double(n));
-  header(out, "outbox_oldest_due_seconds", "gauge", "Age of the oldest pending row that is due now (0 when none).");
+  header(out, "outbox_oldest_due_seconds", "gauge",
+         "Age of the oldest pending row that is due now, paused destinations left out (0 when none).");
   sample(out, "outbox_oldest_due_seconds", "", oldest_due_seconds);
   header(out, "outbox_deliveries_total", "counter", "Rows settled by this process, by outcome.");
   for (const auto& [k, n] : from_zero(deliveries, destinations, delivery_outcomes)) {

@@ -45,7 +45,7 @@ inline constexpr std::array<std::string_view, 4> open_row_states{"pending", "sen
 
 // How a configured destination stands right now, for /status.
 struct destination_view {
-  std::string state;   // open, probing, paused, paused (automatic), circuit open
+  std::string state;   // delivering, probing, paused, paused (automatic), circuit open
   std::string reason;  // why it is not open; empty when open
   std::optional<std::chrono::system_clock::time_point> reopens_at;  // an automatic pause's end
   // The pinned API version's announced sunset (providers/api_versions.hpp), in seconds

@@ -147,7 +147,7 @@ constexpr const char* style = R"css(
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}.error{color:#a00}.reason,.when,.until,.note{color:#666;font-size:90%}
-tr.state-open .state{color:#070}tr.state-paused .state,tr.state-paused-automatic .state,
+tr.state-delivering .state{color:#070}tr.state-paused .state,tr.state-paused-automatic .state,
 tr.state-circuit-open .state,tr.state-not-configured .state{color:#a00;font-weight:bold}
 dl{display:grid;grid-template-columns:max-content auto;gap:.1em 1em}dt{color:#666}dd{margin:0}
 )css";

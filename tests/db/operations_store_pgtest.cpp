@@ -428,4 +428,25 @@ TEST_CASE("a session lock_timeout turns a wait behind a migration into SQLSTATE 
   CHECK(outcome.second.starts_with("\"" + db.name() + "\" on "));
 }
 
+TEST_CASE("the oldest-due gauge leaves out paused destinations: their rows wait on purpose") {
+  outbox::test::scratch_database db;
+  db.query("SELECT enqueue_event_delivery(1, 'webhook', 'Lead', '{}'::jsonb, 'on_call')");
+  db.query("SELECT enqueue_event_delivery(2, 'webhook', 'Lead', '{}'::jsonb, 'automatic')");
+  db.query("UPDATE event_delivery SET next_attempt_at = now() - interval '10 minutes'");
+  const auto oldest = [&](const std::vector<std::string>& paused) {
+    const auto gauges = outbox::test::run_async([&](auto ex) -> asio::awaitable<outbox::db::queue_gauges> {
+      auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+      co_return co_await outbox::db::async_queue_gauges(c, paused);
+    });
+    return gauges.oldest_due_seconds;
+  };
+  CHECK(oldest({}) >= 600);
+  db.query(
+      "INSERT INTO outbox_destination_pause (provider, destination, reason, paused_by) "
+      "VALUES ('webhook', 'on_call', 'maintenance', 'alice')");
+  CHECK(oldest({}) >= 600);  // the other destination's row is still due
+  CHECK(oldest({"webhook/automatic"}) ==
+        0);  // on-call's pause and this process's own: nothing due that anyone would claim
+}
+
 }  // namespace operations_store_pgtest

@@ -322,4 +322,34 @@ TEST_CASE("Kubernetes example: DATABASE_URL and tokens come from a Secret; the s
   CHECK(stop_timeout >= cfg.shutdown_grace + shutdown_beyond_grace);
 }
 
+TEST_CASE(
+    "Kubernetes example: the ServiceMonitor and the scrape configuration label the series job=outbox-dispatcher") {
+  const auto k = kubernetes_example();
+  const auto& service = k.at("Service");
+  const auto& monitor = k.at("ServiceMonitor").at("spec");
+  // The operator takes the job label from the Service's label that jobLabel names: the one the alerts select.
+  const std::string job_label = monitor.at("jobLabel");
+  CHECK(service.at("metadata").at("labels").at(job_label) == "outbox-dispatcher");
+  CHECK(monitor.at("selector").at("matchLabels") == service.at("metadata").at("labels"));
+  CHECK(monitor.at("endpoints").at(0).at("port") == service.at("spec").at("ports").at(0).at("name"));
+  // Prometheus without the operator: the same job, and the keep rule matches that Service's label and port.
+  const auto prometheus = json::parse(
+      run_checked_python({"-c", "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+                          source_dir + "/examples/monitoring/prometheus-kubernetes.yml"}));
+  const auto& job = prometheus.at("scrape_configs").at(0);
+  CHECK(job.at("job_name") == "outbox-dispatcher");
+  const auto& keep = job.at("relabel_configs").at(0);
+  CHECK(keep.at("action") == "keep");
+  CHECK(keep.at("regex") == service.at("metadata").at("labels").at("app.kubernetes.io/name").get<std::string>() + ";" +
+                                service.at("spec").at("ports").at(0).at("name").get<std::string>());
+  // And every alert selects that job (alerts_test.yml runs them on series labelled so).
+  const auto rules = outbox::test::read_whole_file(source_dir + "/examples/monitoring/alerts.yml");
+  std::size_t selects = 0;
+  for (auto at = rules.find("job=\""); at != std::string::npos; at = rules.find("job=\"", at + 1)) {
+    CHECK(rules.compare(at, 23, "job=\"outbox-dispatcher\"") == 0);
+    ++selects;
+  }
+  CHECK(selects >= 10);
+}
+
 }  // namespace deployment_files_test

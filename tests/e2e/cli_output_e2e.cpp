@@ -186,4 +186,19 @@ TEST_CASE("inspect shows what the API answered when it paused the destination, a
   CHECK(text.output.find("attempts  1\n") != std::string::npos);
 }
 
+TEST_CASE("inspect shows the payload as the exact bytes the webhook received and signed, not a re-serialization") {
+  e2e_fixture fx;
+  fx.start_dispatcher({});
+  const auto id = fx.enqueue(1601, "Lead", R"({"zeta": 1, "alpha": {"b": [1, 2.50]}, "note": "a\u0007b"})");
+  REQUIRE(eventually([&] { return fx.count("state = 'sent' AND id = " + std::to_string(id)) == 1; }, 15s));
+  REQUIRE(fx.server.requests().size() == 1);
+  const std::string body = fx.server.requests().at(0).body;
+  CHECK(body.find("2.50") != std::string::npos);  // the stored number text, not a double re-printed
+  const auto json_out = fx.cli({"inspect", std::to_string(id), "--json"});
+  CHECK(nlohmann::json::parse(json_out.output)["row"]["payload_text"] == body);
+  const auto text_out = fx.cli({"inspect", std::to_string(id)});
+  INFO(text_out.output);
+  CHECK(text_out.output.find("payload  " + body + "\n") != std::string::npos);
+}
+
 }  // namespace cli_output_e2e

@@ -4,6 +4,8 @@
 // and `dispatcher pause` checks its names and takes effect at once.
 #include <doctest/doctest.h>
 
+#include <csignal>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/support/dispatcher_process.hpp"
@@ -106,6 +108,35 @@ TEST_CASE("fleet: pause checks provider and destination names, and takes effect 
   CHECK(resumed.exit_code == 0);
   CHECK(resumed.output.find("webhook/default resumed (on-call pause lifted)") != std::string::npos);
   REQUIRE(d.wait_for_log("destination resumed by on-call", 5s));
+}
+
+TEST_CASE("fleet: a dispatcher stopped cleanly leaves status and resume at once; a killed one is counted apart") {
+  e2e_fixture fx;
+  fx.server.script({response_plan::reply(401, R"({"error":"bad token"})")});
+  auto& d = fx.start_dispatcher({{"OUTBOX_SWEEP_INTERVAL_SECONDS", "1"}});
+  (void)fx.enqueue(1351);
+  REQUIRE(d.wait_for_log("destination paused after a destination-wide failure", 15s));
+  REQUIRE(eventually([&] { return fx.db.scalar("SELECT count(*) FROM outbox_dispatcher_heartbeat") == 1; }, 15s));
+  d.signal(SIGTERM);
+  REQUIRE(d.wait_exit(30s) == 0);
+  // Gone as it exits, not 3 sweep intervals later: on-call's resume right after a restart counts no ghost.
+  CHECK(fx.db.scalar("SELECT count(*) FROM outbox_dispatcher_heartbeat") == 0);
+  const auto status = fx.cli({"status"});
+  CHECK(status.output.find("dispatchers: none is running (no live heartbeat)") != std::string::npos);
+  CHECK(status.output.find("paused by itself") == std::string::npos);
+  const auto resumed = fx.cli({"resume", "webhook", "default"});
+  CHECK(resumed.output.find("lifted on 1 dispatcher(s)") == std::string::npos);
+
+  // A killed one says no goodbye: its heartbeat ages out and status counts it apart.
+  auto& killed = fx.start_dispatcher({{"OUTBOX_SWEEP_INTERVAL_SECONDS", "1"}});
+  REQUIRE(eventually([&] { return fx.db.scalar("SELECT count(*) FROM outbox_dispatcher_heartbeat") == 1; }, 15s));
+  killed.kill();
+  (void)killed.wait_exit(10s);
+  REQUIRE(eventually(
+      [&] {
+        return fx.cli({"status"}).output.find("1 more stopped beating without a clean stop") != std::string::npos;
+      },
+      15s));
 }
 
 }  // namespace fleet_e2e

@@ -124,7 +124,7 @@ TEST_CASE("the status page of a running dispatcher in headless Chromium: a row p
   INFO(dom.err.substr(dom.err.size() > 2000 ? dom.err.size() - 2000 : 0));
   REQUIRE(dom.exit_code == 0);
   INFO(dom.out);
-  for (const char* row : {R"~(data-provider="webhook" data-destination="default" data-state="open")~",
+  for (const char* row : {R"~(data-provider="webhook" data-destination="default" data-state="delivering")~",
                           R"~(data-provider="webhook" data-destination="denied" data-state="paused (automatic)")~",
                           R"~(data-provider="webhook" data-destination="broken" data-state="circuit open")~",
                           R"~(data-provider="webhook" data-destination="frozen" data-state="paused")~",

@@ -1,6 +1,9 @@
 // The destination gate: open, paused (on-call, configured, automatic), probing.
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "dispatcher/engine/destination_gate.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
@@ -46,13 +49,32 @@ TEST_CASE("gate: a probe row that made no request lets another row probe at once
 
 TEST_CASE("gate: the circuit opens after the threshold of consecutive failures; a success resets the count") {
   destination_gate g;
-  for (int i = 1; i < destination_gate::circuit_threshold; ++i) CHECK_FALSE(g.note_result(true, t0));
-  CHECK_FALSE(g.note_result(false, t0));  // reset
-  for (int i = 1; i < destination_gate::circuit_threshold; ++i) CHECK_FALSE(g.note_result(true, t0));
+  const auto row = [](std::int64_t id) { return std::vector<std::int64_t>{id}; };
+  for (int i = 1; i < destination_gate::circuit_threshold; ++i) CHECK_FALSE(g.note_result(true, row(i), t0));
+  CHECK_FALSE(g.note_result(false, row(99), t0));  // reset
+  for (int i = 1; i < destination_gate::circuit_threshold; ++i) CHECK_FALSE(g.note_result(true, row(i), t0));
   CHECK(g.open(t0));
-  CHECK(g.note_result(true, t0));
+  CHECK(g.note_result(true, row(5), t0));
   CHECK_FALSE(g.open(t0));
-  CHECK(g.reason().find("circuit open") != std::string::npos);
+  CHECK(g.reason() == "circuit open after 5 consecutive failures (of at least 3 different rows)");
+}
+
+TEST_CASE("gate: one poison row failing again and again never opens the circuit; failures of several rows do") {
+  destination_gate g;
+  const std::vector<std::int64_t> poison{7};
+  for (int i = 0; i < 50; ++i) CHECK_FALSE(g.note_result(true, poison, t0));  // its retries, on a quiet destination
+  CHECK(g.open(t0));
+  // Two rows are not enough either; a third row failing too is a receiver that is down.
+  CHECK_FALSE(g.note_result(true, std::vector<std::int64_t>{8}, t0));
+  CHECK(g.open(t0));
+  CHECK(g.note_result(true, std::vector<std::int64_t>{9}, t0));
+  CHECK_FALSE(g.open(t0));
+  // A batch carries several rows at once: one failing request of three rows counts them all.
+  destination_gate batched;
+  for (int i = 1; i < destination_gate::circuit_threshold; ++i) {
+    CHECK_FALSE(batched.note_result(true, std::vector<std::int64_t>{1, 2, 3}, t0));
+  }
+  CHECK(batched.note_result(true, std::vector<std::int64_t>{1, 2, 3}, t0));
 }
 
 TEST_CASE("gate: on-call pauses are not shortened by automatic ones; resume lifts both; configuration stays") {

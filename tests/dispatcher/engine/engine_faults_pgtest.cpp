@@ -185,4 +185,23 @@ TEST_CASE(
   h.stop();
 }
 
+TEST_CASE("one poison row failing on a quiet destination never opens its circuit; it dies on its own budget") {
+  engine_harness h([](auto& env) {
+    env["OUTBOX_BACKOFF_CAP_SECONDS"] = "1";  // its retries come about a second apart
+    env["OUTBOX_MAX_ATTEMPTS"] = "7";         // more failures in a row than the circuit's threshold
+  });
+  h.server.set_fallback([](const outbox::test::recorded_request& r) {
+    return r.body.find("poison") != std::string::npos ? response_plan::reply(500, R"({"error":"cannot parse"})")
+                                                      : response_plan::reply(200);
+  });
+  h.start();
+  REQUIRE(h.wait_state(h.enqueue(1, "Lead"), "sent"));
+  const auto poison = h.enqueue(2, "Lead", R"({"poison": true})");
+  REQUIRE(h.wait_state(poison, "dead", 30s));
+  CHECK(h.attempts_of(poison) == 7);
+  CHECK(h.logs().find("destination circuit opened") == std::string::npos);
+  REQUIRE(h.wait_state(h.enqueue(3, "Lead"), "sent"));  // the destination was never paused for it
+  h.stop();
+}
+
 }  // namespace engine_faults_pgtest

@@ -124,7 +124,7 @@ std::string project_version() {
 
 TEST_CASE("stumble 8: every series of a configured destination is exported from 0, gauges go to 0") {
   outbox::metrics m;
-  m.destinations[{"webhook", "default"}] = {"open", "", std::nullopt};
+  m.destinations[{"webhook", "default"}] = {"delivering", "", std::nullopt};
   m.destinations[{"tiktok", "default"}] = {"paused", "paused by on-call", std::nullopt};
   m.paused.insert({"tiktok", "default"});
   const auto text = m.render();
@@ -215,7 +215,7 @@ TEST_CASE("/status is an HTML page that runs nothing; the string-rendering serve
               missing] = outbox::test::run_async([](auto ex) -> asio::awaitable<std::pair<std::string, std::string>> {
     outbox::metrics_server with(ex, "127.0.0.1:0", outbox::metrics_server::snapshot_fn{[] {
                                   outbox::metrics m;
-                                  m.destinations[{"webhook", "default"}] = {"open", "", std::nullopt};
+                                  m.destinations[{"webhook", "default"}] = {"delivering", "", std::nullopt};
                                   return m;
                                 }},
                                 [] {
@@ -237,7 +237,7 @@ TEST_CASE("/status is an HTML page that runs nothing; the string-rendering serve
   CHECK(headers.find("Content-Type: text/html; charset=utf-8") != std::string::npos);
   CHECK(headers.find("Content-Security-Policy: default-src 'none'") != std::string::npos);
   CHECK(headers.find("Cache-Control: no-store") != std::string::npos);
-  CHECK(body_of(page).find("data-provider=\"webhook\" data-destination=\"default\" data-state=\"open\"") !=
+  CHECK(body_of(page).find("data-provider=\"webhook\" data-destination=\"default\" data-state=\"delivering\"") !=
         std::string::npos);
   CHECK(missing.starts_with("HTTP/1.1 404 "));
 }

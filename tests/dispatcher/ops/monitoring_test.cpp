@@ -36,11 +36,11 @@ std::string read_text(const std::string& path) {
 // Everything the dispatcher can export: one destination of each kind of series.
 outbox::metrics populated() {
   outbox::metrics m;
-  m.destinations[{"webhook", "default"}] = {"open", "", std::nullopt};
+  m.destinations[{"webhook", "default"}] = {"delivering", "", std::nullopt};
   m.destinations[{"google_data_manager", "default"}] = {"circuit open", "circuit open after 5 consecutive failures",
                                                         std::nullopt};
   m.paused.insert({"google_data_manager", "default"});
-  m.destinations[{"meta", "default"}] = {"open", "", std::nullopt, 3.5e6, "API version v25.0 is retired soon"};
+  m.destinations[{"meta", "default"}] = {"delivering", "", std::nullopt, 3.5e6, "API version v25.0 is retired soon"};
   m.field_warnings[{"google_data_manager", "default", "consent", "INVALID_FORMAT"}] = 1;
   m.deliveries[{"webhook", "default", "delivered"}] = 4;
   m.fields_dropped[{"webhook", "default", "phone", "invalid"}] = 1;

@@ -36,7 +36,7 @@ std::size_t occurrences(const std::string& text, const std::string& what) {
 outbox::metrics sample_snapshot(sys_clock::time_point now) {
   outbox::metrics m;
   m.instance = "vm:4433:edc7556f";
-  m.destinations[{"webhook", "default"}] = {"open", "", std::nullopt};
+  m.destinations[{"webhook", "default"}] = {"delivering", "", std::nullopt};
   m.destinations[{"tiktok", "default"}] = {"circuit open", "circuit open after 5 consecutive failures", now + 30s};
   m.destinations[{"meta", "pixel"}] = {"paused", "paused by alice@laptop: provider maintenance", std::nullopt};
   m.deliveries[{"webhook", "default", "delivered"}] = 3;
@@ -127,7 +127,7 @@ TEST_CASE("the status page in headless Chromium, served by the metrics server: o
   INFO(dom.out);
   CHECK(dom.out.find("<title>outbox dispatcher status</title>") != std::string::npos);
   CHECK(occurrences(dom.out, "<tr class=\"destination ") == 4);
-  for (const char* row : {R"(data-provider="webhook" data-destination="default" data-state="open")",
+  for (const char* row : {R"(data-provider="webhook" data-destination="default" data-state="delivering")",
                           R"(data-provider="tiktok" data-destination="default" data-state="circuit open")",
                           R"(data-provider="meta" data-destination="pixel" data-state="paused")",
                           R"(data-provider="unknown" data-destination="unknown" data-state="not configured")"}) {
