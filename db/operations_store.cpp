@@ -64,7 +64,8 @@ FROM unnest(ARRAY['pending', 'sending', 'dead', 'held']) AS s(state)
 LEFT JOIN (SELECT state, count(*) AS n FROM event_delivery
            WHERE (final_state IS NULL OR final_state IN ('dead', 'held')) GROUP BY state) c ON c.state = s.state)sql";
 
-// The rows a row_filter names: $1..$8 (row_filter_params).
+// The rows a row_filter names: $1..$9 (row_filter_params); the commands' own
+// parameters (operator, reason) follow from $10.
 constexpr const char* row_filter_sql = R"sql(
     state = ANY($1::text[])
     AND (cardinality($2::bigint[]) = 0 OR id = ANY($2::bigint[]))
@@ -73,7 +74,8 @@ constexpr const char* row_filter_sql = R"sql(
     AND ($5::text IS NULL OR strpos(coalesce(last_error, ''), $5) > 0)
     AND ($6::timestamptz IS NULL OR updated_at >= $6)
     AND ($7::timestamptz IS NULL OR updated_at < $7)
-    ORDER BY id LIMIT $8::bigint)sql";
+    AND ($8::bigint IS NULL OR lead_project_id = $8)
+    ORDER BY id LIMIT $9::bigint)sql";
 
 std::string dry_run_sql() {
   return std::string(
@@ -96,7 +98,7 @@ upd AS (
     RETURNING d.id, d.provider, d.destination, d.event_name, picked.state, picked.last_error),
 logged AS (
     INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, error, lease_owner)
-    SELECT id, 0, now(), 0, 'requeued', 'requeued from ' || state || ' by ' || $9, $9 FROM upd),
+    SELECT id, 0, now(), 0, 'requeued', 'requeued from ' || state || ' by ' || $10, $10 FROM upd),
 wake AS (SELECT pg_notify('outbox_event_delivery', '') WHERE EXISTS (SELECT 1 FROM upd))
 SELECT upd.* FROM upd LEFT JOIN wake ON true ORDER BY id)sql";
 }
@@ -107,7 +109,7 @@ struct settlement_sql {
   const char* outcome;
   const char* verb;
 };
-constexpr settlement_sql discard_sql{"state = 'dead', last_error = 'discarded by ' || $9 || ': ' || $10", "discarded",
+constexpr settlement_sql discard_sql{"state = 'dead', last_error = 'discarded by ' || $10 || ': ' || $11", "discarded",
                                      "discarded"};
 constexpr settlement_sql mark_sent_sql{"state = 'sent', sent_at = now(), last_error = NULL", "marked_sent",
                                        "marked sent"};
@@ -129,7 +131,7 @@ upd AS (
 logged AS (
     INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, error, lease_owner)
     SELECT id, 0, now(), 0, ')sql" + how.outcome + "', '" + how.verb +
-         R"sql( from ' || state || ' by ' || $9 || ': ' || $10, $9 FROM upd)
+         R"sql( from ' || state || ' by ' || $10 || ': ' || $11, $10 FROM upd)
 SELECT * FROM upd ORDER BY id)sql";
 }
 // clang-format on
@@ -241,7 +243,16 @@ SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM due), (SELECT count(*)
 
 params row_filter_params(const row_filter& f) {
   const param limit = f.limit ? param{std::to_string(*f.limit)} : std::nullopt;
-  return {text_array(f.states), int_array(f.ids), f.provider, f.destination, f.error_contains, f.since, f.until, limit};
+  const param lead = f.lead ? param{std::to_string(*f.lead)} : std::nullopt;
+  return {text_array(f.states),
+          int_array(f.ids),
+          f.provider,
+          f.destination,
+          f.error_contains,
+          f.since,
+          f.until,
+          lead,
+          limit};
 }
 
 std::vector<changed_row> read_changed_rows(const result& r) {

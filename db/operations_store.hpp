@@ -37,6 +37,7 @@ struct queue_gauges {
 // async_resolve_time) compared with updated_at, the row's last state change.
 struct row_filter {
   std::vector<std::int64_t> ids;
+  std::optional<std::int64_t> lead;  // lead_project_id
   std::optional<std::string> provider;
   std::optional<std::string> destination;
   std::optional<std::string> error_contains;

@@ -102,6 +102,14 @@ option_read read_row_filter_option(arg_reader& r, row_filter_args& a, std::strin
     }
     f.ids.push_back(*id);
     a.any_filter = true;
+  } else if (auto l = r.option("--lead")) {
+    f.lead = read_int(*l);
+    if (!f.lead) {
+      std::cerr << "dispatcher " << command << ": --lead: not a lead id (lead_project_id, a whole number): '"
+                << terminal_text(*l) << "'\n";
+      return option_read::bad;
+    }
+    a.any_filter = true;
   } else if (auto n = r.option("--limit")) {
     f.limit = read_int(*n);
     if (!f.limit || *f.limit < 1 || *f.limit > max_limit) {

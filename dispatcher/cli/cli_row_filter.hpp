@@ -14,8 +14,9 @@
 namespace outbox::cli {
 
 // The filter options, for each command's --help.
-inline constexpr const char* row_filter_help = R"(filters (combined with AND):
+inline constexpr const char* row_filter_help = R"(filters (combined with AND; --name=value works as --name value):
   --id N                 this row (repeatable)
+  --lead N               the rows of this lead (lead_project_id), as `inspect --lead`
   --provider NAME        e.g. meta, tiktok, webhook
   --destination NAME
   --error-contains TEXT  last_error contains TEXT (case-sensitive)

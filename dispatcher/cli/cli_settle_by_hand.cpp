@@ -72,7 +72,7 @@ int run_settle_by_hand(const settle_by_hand_command& c, std::span<const std::str
     }
   }
   if (!a.any_filter) {
-    std::cerr << "dispatcher " << c.name << ": give at least one filter (--id N, --provider NAME...)\n";
+    std::cerr << "dispatcher " << c.name << ": give at least one filter (--id N, --lead N, --provider NAME...)\n";
     return exit_usage;
   }
   if (!reason || reason->find_first_not_of(" \t") == std::string::npos || reason->size() > max_reason) {

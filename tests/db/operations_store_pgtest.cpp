@@ -449,4 +449,27 @@ TEST_CASE("the oldest-due gauge leaves out paused destinations: their rows wait 
         0);  // on-call's pause and this process's own: nothing due that anyone would claim
 }
 
+TEST_CASE("--lead narrows requeue, discard and mark-sent to one lead's rows, as inspect --lead shows them") {
+  outbox::test::scratch_database db;
+  seed(db);  // 1, 2 dead; 3 held; 4, 5, 6 sent; 7 sending; 8 pending
+  db.query("SELECT enqueue_event_delivery(2, 'webhook', 'Lead', '{}'::jsonb)");  // lead 2 has a pending row too
+  row_filter lead2;
+  lead2.lead = 2;
+  lead2.dry_run = true;
+  lead2.states = {"pending", "held", "dead"};
+  const auto would = settle(db, lead2, manual_settlement::discard);
+  REQUIRE(would.size() == 2);  // its dead meta row and its pending webhook row; no other lead's
+  CHECK(would[0].provider == "meta");
+  CHECK(would[1].provider == "webhook");
+  lead2.dry_run = false;
+  lead2.states = {"dead"};
+  const auto requeued = requeue(db, lead2);
+  REQUIRE(requeued.size() == 1);
+  CHECK(db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'dead'") == 1);  // lead 1's row stays dead
+  row_filter nobody;
+  nobody.lead = 99;
+  nobody.states = {"pending", "held", "dead"};
+  CHECK(settle(db, nobody, manual_settlement::mark_sent).empty());  // a lead without rows matches nothing
+}
+
 }  // namespace operations_store_pgtest

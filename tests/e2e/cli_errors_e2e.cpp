@@ -161,6 +161,20 @@ TEST_CASE("wake-mode behind another session's lock says its own --lock-timeout-m
   const auto discard = fx.cli({"discard", "--id=" + std::to_string(id), "--reason=duplicate lead", "--dry-run"});
   INFO(discard.output);
   CHECK(discard.exit_code == 0);
+  for (const std::vector<std::string>& by_lead :
+       {std::vector<std::string>{"discard", "--reason", "test lead"},
+        std::vector<std::string>{"mark-sent", "--reason", "test lead"}, std::vector<std::string>{"requeue"}}) {
+    CAPTURE(by_lead.front());
+    auto args = by_lead;
+    args.insert(args.end(), {"--lead=1", "--dry-run"});
+    const auto r = fx.cli(args);
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find("(dry run: nothing changed)") != std::string::npos);
+    args = by_lead;
+    args.insert(args.end(), {"--lead", "one"});
+    CHECK(fx.cli(args).output.find("--lead: not a lead id") != std::string::npos);
+  }
   const auto prune = fx.cli({"prune", "--older-than", "30d", "--batch", "10abc"});
   CHECK(prune.exit_code == 2);
   CHECK(prune.output.find("--batch must be a whole number from 1 to 100000 (got '10abc')") != std::string::npos);
