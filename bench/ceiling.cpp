@@ -34,7 +34,7 @@ std::string repeated(const std::string& item, std::size_t n) {
   return out + "}";
 }
 
-// The settle's 19 parameters for `ids` (db/delivery_store.cpp builds the same shape).
+// The settle's 20 parameters for `ids` (db/delivery_store.cpp builds the same shape).
 std::vector<std::string> sent_settle(const std::vector<std::string>& ids, const std::string& token) {
   const std::size_t n = ids.size();
   std::string id_list = "{";
@@ -52,7 +52,7 @@ std::vector<std::string> sent_settle(const std::vector<std::string>& ids, const 
           repeated("\"{}\"", n), repeated("t", n),
           repeated("\"\"", n),   repeated("\"\"", n),
           repeated("\"\"", n),   repeated("\"\"", n),
-          repeated("0", n)};
+          repeated("0", n),      repeated("NULL", n)};
 }
 
 // `n` rows already delivered (the table of a CRM after months), inserted in

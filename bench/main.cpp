@@ -42,6 +42,13 @@ commands:
                  inserted by one statement, then latency at --rate for --seconds (10) from 4 producers;
                  CPU per event (PostgreSQL, dispatcher, sink), WAL, RSS, and statements per event by
                  role when pg_stat_statements is loaded (not part of `all`)
+  paused-backlog claims of 10 rows while a Meta destination is paused with --paused-rows due rows
+                 (0,200000,2000000): the engine's claim and the single scan, ms and buffers (not part of `all`)
+  migration-stall  a table of --rows (2000000) rows at migration 0006, a CRM inserting every 5 ms, then
+                 each later migration: its seconds and the longest insert meanwhile (not part of `all`)
+  chaos          three dispatchers deliver --rows (1200) rows while backends are terminated every 700 ms,
+                 PostgreSQL restarts, one dispatcher is SIGKILLed and the endpoint fails 9 % of requests:
+                 delivered, dead, lost, stuck, duplicates by cause, recovery time (not part of `all`)
   http-floor     --rows webhook requests over --concurrency (16) keep-alive TLS connections from a
                  bare Asio + OpenSSL client to the same sink: the CPU floor under the dispatcher's
                  per-request figure, no database (not part of `all`)
@@ -79,6 +86,7 @@ options:
   --dispatchers N       throughput/drain: dispatcher processes against the one database (1)
   --fleet LIST          fleet: the --dispatchers of each drain (1,2,4)
   --preload-sent N      ceiling: N `sent` rows in the table before measuring (0)
+  --paused-rows LIST    paused-backlog: the paused destination's due rows of each pass (0,200000,2000000)
   --crm-concurrency LIST  crm: the destination's CONCURRENCY of each pass (10,50)
   --log-dir DIR         where dispatcher and pgbench output goes (a new /tmp directory)
   --json FILE           also write every figure as JSON
@@ -121,6 +129,7 @@ options parse(int argc, char** argv) {
       o.seconds = std::stod(next());
       o.seconds_given = true;
     } else if (a == "--crm-concurrency") o.crm_concurrency = int_list(next());
+    else if (a == "--paused-rows") o.paused_rows = int_list(next());
     else if (a == "--warmup") o.warmup = std::stod(next());
     else if (a == "--producers") o.producers = std::stoi(next());
     else if (a == "--trigger-seconds") o.trigger_seconds = std::stoi(next());
@@ -312,6 +321,18 @@ int run(int argc, char** argv) {
     all["crm"] = run_crm(o);
     known = true;
   }
+  if (o.command == "chaos") {
+    all["chaos"] = run_chaos(o);
+    known = true;
+  }
+  if (o.command == "paused-backlog") {
+    all["paused_backlog"] = run_paused_backlog(o);
+    known = true;
+  }
+  if (o.command == "migration-stall") {
+    all["migration_stall"] = run_migration_stall(o);
+    known = true;
+  }
   if (!known) throw std::invalid_argument("unknown command " + o.command);
   all["machine"]["load_average_at_end"] = load_average_1m();
   all["machine"]["cpu_reference_ms_at_end"] = cpu_reference_ms();
@@ -337,6 +358,9 @@ int run(int argc, char** argv) {
   if (all.contains("wake_modes")) print_wake_modes_summary(all["wake_modes"]);
   else if (all.contains("batched")) print_batched_summary(all["batched"]);
   else if (all.contains("crm")) print_crm_summary(all["crm"]);
+  else if (all.contains("chaos")) print_chaos_summary(all["chaos"]);
+  else if (all.contains("paused_backlog")) print_paused_backlog_summary(all["paused_backlog"]);
+  else if (all.contains("migration_stall")) print_migration_stall_summary(all["migration_stall"]);
   else if (all.contains("fleet")) print_fleet_summary(all["fleet"]);
   else if (all.contains("ceiling")) std::cout << all["ceiling"].dump(2) << "\n";
   else if (all.contains("http_floor")) std::cout << all["http_floor"].dump(2) << "\n";

@@ -70,6 +70,7 @@ struct options {
   std::vector<int> fleet_sizes{1, 2, 4};     // fleet: --dispatchers of each drain
   std::int64_t preload_sent = 0;             // ceiling: `sent` rows in the table before measuring
   std::vector<int> crm_concurrency{10, 50};  // crm: the destination's CONCURRENCY of each pass
+  std::vector<int> paused_rows{0, 200000, 2000000};  // paused-backlog: the paused backlog of each pass
 };
 
 // Prints a progress line to stderr ("outbox_bench: ...").
@@ -232,6 +233,12 @@ nlohmann::json run_batched(const options& o);
 void print_batched_summary(const nlohmann::json& result);
 // crm: drain and latency of one signed webhook destination at each o.crm_concurrency (bench/crm_concurrency.cpp).
 nlohmann::json run_crm(const options& o);
+nlohmann::json run_chaos(const options& o);
+void print_chaos_summary(const nlohmann::json& result);
+nlohmann::json run_paused_backlog(const options& o);
+void print_paused_backlog_summary(const nlohmann::json& result);
+nlohmann::json run_migration_stall(const options& o);
+void print_migration_stall_summary(const nlohmann::json& result);
 void print_crm_summary(const nlohmann::json& result);
 
 }  // namespace outbox::bench

@@ -3,6 +3,8 @@
 // db/delivery_store.cpp (and bench/ceiling.cpp, which runs them without a
 // dispatcher); kept apart so the C++ around them stays short.
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 
 namespace outbox::db::sql {
@@ -53,15 +55,19 @@ inline constexpr const char* settle_session_settings =
 // claim (locked, not updated, not returned: never claimed twice or lost; it
 // still counts as picked, so such a claim may omit its next-due row and the
 // claimer falls back to its poll interval once).
-inline constexpr const char* claim = R"sql(
-WITH picked AS (
-    SELECT id, ctid, state = 'sending' AS reclaimed FROM event_delivery
-    WHERE final_state IS NULL AND next_attempt_at <= now()
-      AND (state = 'pending' OR (lease_expires_at <= now() AND attempts < $5))
-      AND NOT (provider || '/' || destination = ANY($6::text[]))
-      AND ($7::text IS NULL OR provider || '/' || destination = $7)
-    ORDER BY next_attempt_at
-    LIMIT $4 FOR UPDATE SKIP LOCKED),
+// Joins string literals at compile time into one null-terminated array.
+template <std::size_t... N>
+constexpr auto join_sql(const char (&... parts)[N]) {
+  std::array<char, (N + ...) - sizeof...(N) + 1> out{};
+  std::size_t at = 0;
+  ((std::copy_n(parts, N - 1, out.begin() + at), at += N - 1), ...);
+  return out;
+}
+
+// What both claims do with the rows they picked (a CTE `picked` of id, ctid
+// and reclaimed): claim them under the lease and return them, then one more
+// row (id NULL) whose last column says when the next row is due.
+inline constexpr char claim_picked_rows[] = R"sql(
 claimed AS (
     UPDATE event_delivery d
     SET state = 'sending', lease_owner = $1, lease_token = $2::uuid,
@@ -77,7 +83,20 @@ SELECT id, lead_project_id, provider, destination, event_name, idempotency_key, 
 FROM claimed
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       (extract(epoch FROM least(
+)sql";
+
+inline constexpr auto claim_text = join_sql(R"sql(
+WITH picked AS (
+    SELECT id, ctid, state = 'sending' AS reclaimed FROM event_delivery
+    WHERE final_state IS NULL AND next_attempt_at <= now()
+      AND (state = 'pending' OR (lease_expires_at <= now() AND attempts < $5))
+      AND NOT (provider || '/' || destination = ANY($6::text[]))
+      AND ($7::text IS NULL OR provider || '/' || destination = $7)
+    ORDER BY next_attempt_at
+    LIMIT $4 FOR UPDATE SKIP LOCKED),
+
+)sql",
+                                            claim_picked_rows, R"sql(       (extract(epoch FROM least(
             (SELECT min(next_attempt_at) FROM event_delivery
              WHERE final_state IS NULL AND state = 'pending' AND id NOT IN (SELECT id FROM picked)
                AND NOT (provider || '/' || destination = ANY($6::text[]))),
@@ -85,7 +104,72 @@ SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
              WHERE final_state IS NULL AND next_attempt_at <= now() AND state = 'sending'
                AND id NOT IN (SELECT id FROM picked)
                AND NOT (provider || '/' || destination = ANY($6::text[])))) - now()) * 1000)::bigint
-WHERE $7::text IS NULL AND (SELECT count(*) FROM picked) < $4)sql";
+WHERE $7::text IS NULL AND (SELECT count(*) FROM picked) < $4)sql");
+inline constexpr const char* claim = claim_text.data();
+
+// The claim while some destinations are skipped (paused, circuit open) or one
+// is probed ($7): the same rows, taken destination by destination through
+// event_delivery_destination_work_idx (sql/0009_destination_work_index.sql),
+// so a paused backlog costs nothing: `claim` above would read every paused
+// row due before the first live one (outbox_bench paused-backlog: 7,615
+// buffers and 43 ms per claim behind 200,000 paused rows, 77,120 and 1.1 s
+// behind 2,000,000; this statement 93 and 97 buffers, 1.2 and 1.6 ms). `destinations` lists the
+// destinations that have unfinished rows with a loose index scan (one index
+// descent per destination, not per row): rows naming no configured destination
+// are still claimed and killed by the sender. Each live destination gives its
+// first $4 due rows, the earliest $4 of them are locked (checked again under
+// the lock) and claimed as `claim` does. A row another dispatcher locked in the
+// meantime is skipped and the claim is not full: the next one follows at once.
+// Its scans say `coalesce(final_state, 'open') = 'open'`, the predicate of
+// that index alone: with `final_state IS NULL` the generic plan (which cannot
+// see how rare a destination is) took the work index, already in schedule
+// order, and filtered its rows by destination, the very cost this avoids.
+inline constexpr auto claim_by_destination_text = join_sql(R"sql(
+WITH RECURSIVE destinations AS (
+    (SELECT provider, destination FROM event_delivery WHERE coalesce(final_state, 'open') = 'open'
+     ORDER BY provider, destination LIMIT 1)
+    UNION ALL
+    SELECT n.provider, n.destination FROM destinations l
+    CROSS JOIN LATERAL (
+        SELECT provider, destination FROM event_delivery
+        WHERE coalesce(final_state, 'open') = 'open' AND (provider, destination) > (l.provider, l.destination)
+        ORDER BY provider, destination LIMIT 1) n),
+live AS (
+    SELECT provider, destination FROM destinations
+    WHERE NOT (provider || '/' || destination = ANY($6::text[]))
+      AND ($7::text IS NULL OR provider || '/' || destination = $7)),
+candidates AS (
+    SELECT c.id, c.next_attempt_at FROM live
+    CROSS JOIN LATERAL (
+        SELECT id, next_attempt_at FROM event_delivery e
+        WHERE e.provider = live.provider AND e.destination = live.destination
+          AND coalesce(e.final_state, 'open') = 'open' AND e.next_attempt_at <= now()
+          AND (e.state = 'pending' OR (e.lease_expires_at <= now() AND e.attempts < $5))
+        ORDER BY e.next_attempt_at LIMIT $4) c
+    ORDER BY c.next_attempt_at LIMIT $4),
+picked AS (
+    SELECT id, ctid, state = 'sending' AS reclaimed FROM event_delivery
+    WHERE id = ANY(ARRAY(SELECT id FROM candidates))
+      AND final_state IS NULL AND next_attempt_at <= now()
+      AND (state = 'pending' OR (lease_expires_at <= now() AND attempts < $5))
+    ORDER BY next_attempt_at
+    LIMIT $4 FOR UPDATE SKIP LOCKED),
+
+)sql",
+                                                           claim_picked_rows, R"sql(       (extract(epoch FROM least(
+            (SELECT min(f.at) FROM live CROSS JOIN LATERAL (
+                 SELECT next_attempt_at AS at FROM event_delivery e
+                 WHERE e.provider = live.provider AND e.destination = live.destination
+                   AND coalesce(e.final_state, 'open') = 'open' AND e.state = 'pending'
+                   AND e.id NOT IN (SELECT id FROM picked)
+                 ORDER BY e.next_attempt_at LIMIT 1) f),
+            (SELECT min(f.lease) FROM live CROSS JOIN LATERAL (
+                 SELECT lease_expires_at AS lease FROM event_delivery e
+                 WHERE e.provider = live.provider AND e.destination = live.destination
+                   AND coalesce(e.final_state, 'open') = 'open' AND e.next_attempt_at <= now() AND e.state = 'sending'
+                   AND e.id NOT IN (SELECT id FROM picked)) f)) - now()) * 1000)::bigint
+WHERE $7::text IS NULL AND (SELECT count(*) FROM picked) < $4)sql");
+inline constexpr const char* claim_by_destination = claim_by_destination_text.data();
 
 // One statement settles a whole batch and writes its attempts log. The fence
 // (token and state) makes a stale worker's update a no-op, logged as lease_lost.
@@ -108,9 +192,10 @@ inline constexpr const char* settle = R"sql(
 WITH s AS (
     SELECT * FROM unnest($2::bigint[], $3::uuid[], $4::text[], $5::bigint[], $6::boolean[], $7::int[],
                          $8::bigint[], $9::int[], $10::text[], $11::int[], $12::text[], $13::text[], $14::boolean[], $15::text[],
-                         $16::text[], $17::text[], $18::text[], $19::int[])
+                         $16::text[], $17::text[], $18::text[], $19::int[], $20::int[])
         AS s(id, token, new_state, delay_ms, refund, attempt, started_ms, duration_ms, outcome,
-             http_status, error, excerpt, log_attempt, note, dropped, match_keys, request_id, check_after_s)),
+             http_status, error, excerpt, log_attempt, note, dropped, match_keys, request_id, check_after_s,
+             first_try_ms)),
 upd AS (
     UPDATE event_delivery d SET
         state = s.new_state,
@@ -135,6 +220,12 @@ logged AS (
     INSERT INTO event_delivery_attempt
         (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, response_excerpt,
          lease_owner, note, dropped_fields, match_keys, provider_request_id)
+    SELECT s.id, s.attempt, to_timestamp(s.started_ms / 1000.0::float8), s.first_try_ms, 'no_answer_resent', NULL,
+           'no answer: the connection closed after the whole request was written; resent on a fresh '
+           || 'connection (may have reached the server)', NULL, $1, NULL, NULL, NULL, NULL
+    FROM s
+    WHERE s.first_try_ms IS NOT NULL AND s.log_attempt AND s.id NOT IN (SELECT id FROM prior)
+    UNION ALL
     SELECT s.id, s.attempt, to_timestamp(s.started_ms / 1000.0::float8), s.duration_ms,
            CASE WHEN s.id IN (SELECT id FROM upd) THEN s.outcome ELSE 'lease_lost' END,
            s.http_status, NULLIF(s.error, ''), NULLIF(s.excerpt, ''), $1, NULLIF(s.note, ''),

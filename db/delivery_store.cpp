@@ -50,7 +50,12 @@ asio::awaitable<claim_batch> claim(connection& conn, const claim_request& req) {
               std::to_string(req.max_attempts),
               text_array(req.skip_destinations),
               req.only_destination};
-  const auto r = co_await conn.async_query_prepared("outbox_claim_v4", sql::claim, std::move(args), delivery_timeout);
+  // Nothing skipped: one ordered scan of the work index. Otherwise destination
+  // by destination, so that skipped rows are never read (sql::claim_by_destination).
+  const bool whole_queue = req.skip_destinations.empty() && !req.only_destination;
+  const char* name = whole_queue ? "outbox_claim_v4" : "outbox_claim_by_destination_v1";
+  const char* text = whole_queue ? sql::claim : sql::claim_by_destination;
+  const auto r = co_await conn.async_query_prepared(name, text, std::move(args), delivery_timeout);
   claim_batch found;
   found.rows.reserve(static_cast<std::size_t>(r.rows()));
   for (int i = 0; i < r.rows(); ++i) {
@@ -82,7 +87,7 @@ params settle_params(std::string owner, std::span<const settlement> batch) {
   const std::size_t n = batch.size();
   array_literal ids(n * 8), tokens(n * 39), states(n * 7), delays(n * 2), refunds(n * 2), attempts(n * 2),
       started(n * 14), durations(n * 4), outcomes(n * 12), statuses(n * 6), errors(n * 3), excerpts(n * 8),
-      logged(n * 2), notes(n * 3), dropped(n * 3), keys(n * 3), requests(n * 3), check_after(n * 2);
+      logged(n * 2), notes(n * 3), dropped(n * 3), keys(n * 3), requests(n * 3), check_after(n * 2), first_tries(n * 5);
   for (const auto& s : batch) {
     ids.add_int(s.id);
     tokens.add_text(s.lease_token);
@@ -102,6 +107,7 @@ params settle_params(std::string owner, std::span<const settlement> batch) {
     keys.add_text(clean_text(joined(s.match_keys, ','), max_key_bytes));
     requests.add_text(clean_text(s.provider_request_id, max_key_bytes));
     check_after.add_int(s.status_check_after.count());
+    s.unanswered_first_try ? first_tries.add_int(s.unanswered_first_try->count()) : first_tries.add_null();
   }
   return params{std::move(owner),
                 std::move(ids).finish(),
@@ -121,7 +127,8 @@ params settle_params(std::string owner, std::span<const settlement> batch) {
                 std::move(dropped).finish(),
                 std::move(keys).finish(),
                 std::move(requests).finish(),
-                std::move(check_after).finish()};
+                std::move(check_after).finish(),
+                std::move(first_tries).finish()};
 }
 
 // The settle connection plans with generic plans (dispatcher/engine/db_link.cpp); a
@@ -145,7 +152,7 @@ asio::awaitable<settle_report> settle(connection& conn, std::string owner, std::
   // (No co_await inside a conditional expression: GCC 12 miscompiles it.)
   result r;
   if (batch.size() < sql::settle_prepared_below) {
-    r = co_await conn.async_query_prepared("outbox_settle_v4", sql::settle, settle_params(std::move(owner), batch),
+    r = co_await conn.async_query_prepared("outbox_settle_v5", sql::settle, settle_params(std::move(owner), batch),
                                            delivery_timeout);
   } else {
     r = co_await large_settle(conn, settle_params(std::move(owner), batch));

@@ -63,9 +63,14 @@ struct settlement {
   std::chrono::milliseconds duration{0};
   std::string outcome;  // attempt log outcome: delivered, retry, dead, paused...
   std::optional<int> http_status;
-  std::string error;                        // cleaned (valid UTF-8, no NUL, bounded) before it is sent
-  std::string response_excerpt;             // likewise
-  std::string note;                         // attempts log only: what else to know about the attempt
+  std::string error;             // cleaned (valid UTF-8, no NUL, bounded) before it is sent
+  std::string response_excerpt;  // likewise
+  std::string note;              // attempts log only: what else to know about the attempt
+  // The request went once before on a reused connection that closed without
+  // answering: that try is logged as an attempt of its own (outcome
+  // no_answer_resent, this long), before this one. The row's attempt count
+  // and retry budget are not charged for it.
+  std::optional<std::chrono::milliseconds> unanswered_first_try;
   std::vector<std::string> dropped_fields;  // attempts log: fields the provider left out, with why
   std::vector<std::string> match_keys;      // attempts log: match keys the request carried
   // Accepted by a provider that processes later (Google Data Manager): its request

@@ -23,10 +23,19 @@ struct migrate_report {
   std::vector<std::string> already_applied;  // names found recorded before this run
 };
 
-// Applies pending migrations. Throws db::error, or std::runtime_error when the
+struct migrate_options {
+  // False for `run --migrate` (and the tests of it): a migration that rewrites
+  // event_delivery is refused when the table is large (the CRM would stall);
+  // the operator's `dispatcher migrate` applies it.
+  bool allow_table_rewrite = true;
+};
+
+// Applies pending migrations. Each waits at most 2 s for a table lock and
+// tries again (10 times) rather than queue the CRM's writes behind it. Throws db::error, or std::runtime_error when the
 // database records a migration this binary does not know (a newer schema) or
 // one whose text changed since it was applied.
-[[nodiscard]] asio::awaitable<migrate_report> async_migrate(connection& conn, const std::vector<migration>& all);
+[[nodiscard]] asio::awaitable<migrate_report> async_migrate(connection& conn, const std::vector<migration>& all,
+                                                            migrate_options options = {});
 
 // What `migrate --status` reports: the embedded migrations against the recorded ones.
 struct migration_status {

@@ -48,7 +48,7 @@ asio::awaitable<void> async_preflight(asio::any_io_executor ex, const config& cf
   auto conn = co_await db::connection::async_connect(ex, cfg.database_url, 10s);
   const auto& all = db::embedded_migrations();
   if (migrate) {
-    const auto report = co_await db::async_migrate(conn, all);
+    const auto report = co_await db::async_migrate(conn, all, db::migrate_options{.allow_table_rewrite = false});
     for (const auto& name : report.applied) log.info("migration applied", {{"name", name}});
     co_return;
   }
@@ -165,10 +165,18 @@ int run_engine(asio::io_context& io, asio::signal_set& signals, const config& cf
              {{"address", *cfg.metrics_address}, {"port", metrics->port()}});
   }
 
+  std::optional<metrics_server> probes;
+  if (cfg.probe_address) {
+    probes.emplace(io.get_executor(), *cfg.probe_address, metrics_server::probes_only, [&] { return eng.readiness(); });
+    asio::co_spawn(io, probes->async_run(), asio::detached);
+    log.info("serving /healthz and /readyz", {{"address", *cfg.probe_address}, {"port", probes->port()}});
+  }
+
   std::exception_ptr failure;
   asio::co_spawn(io, eng.async_run(), [&](std::exception_ptr e) {
     failure = e;
     if (metrics) metrics->stop();
+    if (probes) probes->stop();
     signals.cancel();
     io.stop();  // abandoned requests must not keep the process alive
   });

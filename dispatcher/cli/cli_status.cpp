@@ -156,9 +156,9 @@ void print_dispatchers(const nlohmann::json& fleet) {
               << " pid " << d.value("pid", 0) << "  up since " << text(d, "started_at") << "  last seen "
               << text(d, "last_seen") << "\n";
     for (const auto& p : d.value("automatic_pauses", nlohmann::json::array())) {
-      std::cout << "    paused by itself: " << text(p, "provider") << "/" << text(p, "destination") << " until "
-                << text(p, "until", "?") << ": " << text(p, "reason") << "  -> dispatcher resume "
-                << text(p, "provider") << " " << text(p, "destination") << "\n";
+      std::cout << "    paused by itself: " << text(p, "provider") << "/" << text(p, "destination") << " since "
+                << text(p, "since", "?") << " until " << text(p, "until", "?") << ": " << text(p, "reason")
+                << "  -> dispatcher resume " << text(p, "provider") << " " << text(p, "destination") << "\n";
     }
   }
   if (silent > 0) {

@@ -96,8 +96,11 @@ struct config {
   std::size_t max_payload_bytes = 262144;
   log_level min_log_level = log_level::info;
   std::optional<std::string> metrics_address = "127.0.0.1:9464";  // nullopt: disabled
-  std::vector<destination_config> destinations;                   // sorted by provider, then name
-  std::vector<std::string> warnings;  // valid but questionable choices, for the start-up log
+  // A listener of its own for /healthz and /readyz only (nullopt: the probes are
+  // answered by the metrics listener): its connection slots are the probes' alone.
+  std::optional<std::string> probe_address;
+  std::vector<destination_config> destinations;  // sorted by provider, then name
+  std::vector<std::string> warnings;             // valid but questionable choices, for the start-up log
 
   [[nodiscard]] const destination_config* find_destination(std::string_view provider, std::string_view name) const;
 };

@@ -112,19 +112,30 @@ bool valid_listen_address(std::string_view address) {
   return ec == std::errc{} && end == port.data() + port.size() && value >= 1 && value <= 65535;
 }
 
-void read_metrics_address(setting_reader& r, config& cfg) {
-  const raw_value* metrics = r.find("OUTBOX_METRICS_ADDRESS");
-  if (!metrics) return;
-  if (metrics->value.empty()) {
-    cfg.metrics_address.reset();
-  } else if (valid_listen_address(metrics->value)) {
-    cfg.metrics_address = metrics->value;
+// host:port into `into`; empty resets it (off).
+void read_listen_address(setting_reader& r, const char* name, std::optional<std::string>& into) {
+  const raw_value* address = r.find(name);
+  if (!address) return;
+  if (address->value.empty()) {
+    into.reset();
+  } else if (valid_listen_address(address->value)) {
+    into = address->value;
   } else {
-    r.problem("OUTBOX_METRICS_ADDRESS",
+    r.problem(name,
               "must be host:port or [ipv6]:port with a port from 1 to 65535, or empty to "
               "disable" +
-                  got(metrics->value, false));
+                  got(address->value, false));
   }
+}
+
+void read_metrics_address(setting_reader& r, config& cfg) {
+  read_listen_address(r, "OUTBOX_METRICS_ADDRESS", cfg.metrics_address);
+}
+
+void read_probe_address(setting_reader& r, config& cfg) {
+  read_listen_address(r, "OUTBOX_PROBE_ADDRESS", cfg.probe_address);
+  if (cfg.probe_address && cfg.metrics_address && *cfg.probe_address == *cfg.metrics_address)
+    r.problem("OUTBOX_PROBE_ADDRESS", "must differ from OUTBOX_METRICS_ADDRESS" + got(*cfg.probe_address, false));
 }
 
 // ---- the table ----------------------------------------------------------------
@@ -201,6 +212,8 @@ constexpr std::array table{
           read_log_level, [](const config& c) { return std::string{to_string(c.min_log_level)}; }),
     other("OUTBOX_METRICS_ADDRESS", setting_kind::text, "127.0.0.1:9464", "where run serves /metrics, /healthz and /readyz; empty: off",
           read_metrics_address, [](const config& c) { return c.metrics_address.value_or(""); }),
+    other("OUTBOX_PROBE_ADDRESS", setting_kind::text, "", "a listener of its own for /healthz and /readyz (connection slots no flood of /metrics or /status can take); empty: the metrics listener answers them",
+          read_probe_address, [](const config& c) { return c.probe_address.value_or(""); }),
 };
 // clang-format on
 

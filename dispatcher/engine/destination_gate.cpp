@@ -4,12 +4,14 @@ namespace outbox {
 
 void destination_gate::pause(time_point now, std::chrono::seconds length, std::string reason) {
   if (manual_) return;  // never shorten an on-call pause
+  if (!since_) since_ = now;
   state_ = state::paused;
   until_ = now + length;
   reason_ = std::move(reason);
 }
 
-void destination_gate::manual_pause(std::string reason) {
+void destination_gate::manual_pause(std::string reason, time_point now) {
+  if (!since_) since_ = now;
   manual_ = true;
   reason_ = std::move(reason);
 }
@@ -20,6 +22,7 @@ bool destination_gate::resume() {
   if (state_ == state::paused) state_ = state::open;
   consecutive_failures_ = 0;
   if (state_ == state::open) reason_ = configured_ ? "paused by configuration" : "";
+  if (state_ == state::open && !configured_) since_.reset();
   return was;
 }
 
@@ -32,6 +35,7 @@ bool destination_gate::probe_due(time_point now) const {
 void destination_gate::probe_not_needed() {
   if (state_ == state::paused) state_ = state::open;
   reason_.clear();
+  if (!manual_ && !configured_) since_.reset();
 }
 
 void destination_gate::probe_abandoned(time_point now) {
@@ -45,6 +49,7 @@ void destination_gate::probe_finished(bool healthy, time_point now) {
   if (healthy) {
     state_ = state::open;
     reason_.clear();
+    if (!manual_ && !configured_) since_.reset();
     consecutive_failures_ = 0;
   } else {
     // Not healthy and not paused again by the verdict: wait a circuit period before the next probe.

@@ -28,12 +28,17 @@ class destination_gate {
 
   // Automatic pause until now + `length`, then a probe. Never shortens a manual pause.
   void pause(time_point now, std::chrono::seconds length, std::string reason);
-  // On-call (`dispatcher pause`) or configured (PAUSED=true): until lifted.
-  void manual_pause(std::string reason);
+  // On-call (`dispatcher pause`) or configured (PAUSED=true): until lifted;
+  // `now` is when this process learnt of it.
+  void manual_pause(std::string reason, time_point now);
   // Lifts an on-call pause; an automatic pause is lifted too ("retry now"). Returns true if it was paused.
   bool resume();
   // PAUSED=true in the configuration: nothing lifts it but a restart with another setting.
-  void configure_paused() { configured_ = true, reason_ = "paused by configuration"; }
+  void configure_paused(time_point now) {
+    configured_ = true;
+    reason_ = "paused by configuration";
+    since_ = now;
+  }
 
   // Rows may be claimed for this destination by the ordinary claim.
   [[nodiscard]] bool open(time_point now) const;
@@ -58,6 +63,9 @@ class destination_gate {
   // When an automatic pause ends (for the claimer's timer); nullopt when none is running.
   [[nodiscard]] std::optional<time_point> reopens_at() const;
   [[nodiscard]] const std::string& reason() const { return reason_; }
+  // When the destination stopped delivering: the first pause of a run of
+  // pauses and probes that ends when it reopens; nullopt while it delivers.
+  [[nodiscard]] std::optional<time_point> paused_since() const { return since_; }
 
  private:
   enum class state { open, paused, probing };
@@ -66,6 +74,7 @@ class destination_gate {
   bool configured_ = false;
   time_point until_{};
   std::string reason_;
+  std::optional<time_point> since_;
   int consecutive_failures_ = 0;
   std::set<std::int64_t> failing_rows_;  // the rows of those failures
 };

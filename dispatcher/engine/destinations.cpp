@@ -21,7 +21,7 @@ destination::destination(boost::asio::any_io_executor ex, const destination_conf
       bucket(cfg.rate_per_second, cfg.burst, token_bucket::clock::now()),
       max_4xx_share(cfg.max_4xx_share) {
   if (const auto* oauth = provider->oauth()) tokens.emplace(ex, *oauth);
-  if (cfg.paused) gate.configure_paused();
+  if (cfg.paused) gate.configure_paused(std::chrono::system_clock::now());
 }
 
 destination_registry::destination_registry(boost::asio::any_io_executor ex, const config& cfg) {

@@ -145,6 +145,7 @@ namespace {
 destination_view view_of(const destination_gate& gate, std::chrono::system_clock::time_point now) {
   destination_view v;
   v.reason = gate.reason();
+  v.paused_since = gate.paused_since();
   if (gate.manually_paused()) {
     v.state = "paused";
   } else if (gate.probing()) {
@@ -155,6 +156,7 @@ destination_view view_of(const destination_gate& gate, std::chrono::system_clock
   } else {
     v.state = "delivering";  // not "open": a breaker that is open is a broken one
     v.reason.clear();
+    v.paused_since.reset();
   }
   return v;
 }

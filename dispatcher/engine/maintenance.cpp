@@ -168,7 +168,7 @@ void maintenance::apply_on_call_pauses(const std::vector<db::destination_pause>&
       return p.provider == d.provider_kind && p.destination == d.name;
     });
     if (it != pauses.end() && !d.gate.on_call_paused()) {
-      d.gate.manual_pause("paused by " + it->paused_by + ": " + it->reason);
+      d.gate.manual_pause("paused by " + it->paused_by + ": " + it->reason, std::chrono::system_clock::now());
       ctx_.log.warn(
           "destination paused by on-call",
           {{"provider", d.provider_kind}, {"destination", d.name}, {"reason", it->reason}, {"by", it->paused_by}});

@@ -91,9 +91,11 @@ asio::awaitable<bool> maintenance::async_heartbeat(db::connection& conn) {
   ctx_.destinations.for_each([&](const destination& d) {
     if (!d.gate.paused(now) || d.gate.manually_paused()) return;
     const auto until = d.gate.reopens_at();
+    const auto since = d.gate.paused_since();
     beat.automatic_pauses.push_back({{"provider", d.provider_kind},
                                      {"destination", d.name},
                                      {"reason", d.gate.reason()},
+                                     {"since", since ? iso_time(*since) : ""},
                                      {"until", until ? iso_time(*until) : ""}});
   });
   const auto done = co_await db::async_beat(conn, beat);

@@ -64,6 +64,7 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
   ex.facts.duration = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0);
   if (result.resent_on_fresh_connection) {
     ++ctx_.metrics.requests_resent[key];
+    ex.facts.unanswered_first_try = result.first_try_duration;
     ex.facts.note =
         "the request was fully written on a pooled connection that then failed, and sent again on a "
         "fresh one: the provider may have received it twice (its dedup id covers that)";

@@ -19,6 +19,7 @@ db::settlement plan_settlement(const row_ticket& row, const providers::event_out
   auto s = base(row);
   s.started_at = facts.started_at;
   s.duration = facts.duration;
+  s.unanswered_first_try = facts.unanswered_first_try;
   s.http_status = facts.http_status;
   s.response_excerpt = facts.response_excerpt;
   switch (outcome.kind) {
@@ -68,6 +69,7 @@ db::settlement plan_paused_attempt(const row_ticket& row, const attempt_facts& f
   s.http_status = facts.http_status;
   s.response_excerpt = facts.response_excerpt;
   s.note = facts.note;
+  s.unanswered_first_try = facts.unanswered_first_try;
   return s;
 }
 

@@ -25,6 +25,9 @@ struct attempt_facts {
   std::optional<int> http_status;
   std::string response_excerpt;
   std::string note;  // for the attempts log (e.g. resent on a fresh connection)
+  // Set when the request went twice (no answer on a reused connection, then
+  // sent again on a fresh one): the first try's duration, logged as its own attempt.
+  std::optional<std::chrono::milliseconds> unanswered_first_try;
 };
 
 // delivered -> sent; dead -> dead; retry -> pending after backoff, or dead when

@@ -158,6 +158,13 @@ void metrics::render_destination_gauges(std::string& out) const {
   auto all_paused = from_zero(std::map<destination_key, int>{}, destinations);
   for (const auto& k : paused) all_paused[k] = 1;
   for (const auto& [k, v] : all_paused) sample(out, "outbox_destination_paused", dest_labels(k), v);
+  header(out, "outbox_destination_paused_since_timestamp_seconds", "gauge",
+         "Unix time at which a paused destination stopped delivering (the first of a run of automatic pauses and "
+         "probes; an on-call pause: when this dispatcher applied it); 0 while it delivers.");
+  for (const auto& [k, v] : destinations) {
+    const double since = v.paused_since ? std::chrono::duration<double>(v.paused_since->time_since_epoch()).count() : 0;
+    sample(out, "outbox_destination_paused_since_timestamp_seconds", dest_labels(k), since);
+  }
   header(out, "outbox_api_version_sunset_seconds", "gauge",
          "Seconds until the API version a destination is pinned to stops answering (negative once past); only "
          "destinations whose version has an announced sunset.");

@@ -52,6 +52,9 @@ struct destination_view {
   // from the snapshot (negative once past); nullopt when none is announced.
   std::optional<double> api_sunset_seconds;
   std::string api_sunset_warning;  // set within the warning window: the line `status` and the log show
+  // When it stopped delivering (the first of a run of pauses and probes;
+  // an on-call pause: when this process learnt of it); nullopt while delivering.
+  std::optional<std::chrono::system_clock::time_point> paused_since;
 };
 
 // The last failure seen for a destination (the settled row's error text, never its payload).

@@ -115,7 +115,7 @@ void route(server_state& s, const request& req, response& res) {
   if (req.method() != http::verb::get && req.method() != http::verb::head) {
     res.result(http::status::method_not_allowed);
     res.body() = "GET only\n";
-  } else if (target == "/metrics") {
+  } else if (target == "/metrics" && s.render) {
     res.result(http::status::ok);
     res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
     res.body() = s.render();
@@ -130,7 +130,9 @@ void route(server_state& s, const request& req, response& res) {
     res.body() = ok ? "ready\n" : "not ready: " + why + "\n";
   } else {
     res.result(http::status::not_found);
-    res.body() = s.snapshot ? "try /metrics, /status, /healthz or /readyz\n" : "try /metrics, /healthz or /readyz\n";
+    res.body() = s.snapshot ? "try /metrics, /status, /healthz or /readyz\n"
+                 : s.render ? "try /metrics, /healthz or /readyz\n"
+                            : "try /healthz or /readyz\n";
   }
 }
 
@@ -260,6 +262,10 @@ metrics_server::metrics_server(asio::any_io_executor ex, const std::string& addr
 metrics_server::metrics_server(asio::any_io_executor ex, const std::string& address, render_fn render, ready_fn ready,
                                metrics_server_limits limits)
     : impl_(std::make_unique<impl>(ex, address, std::move(render), snapshot_fn{}, std::move(ready), limits)) {}
+
+metrics_server::metrics_server(asio::any_io_executor ex, const std::string& address, probes_only_t, ready_fn ready,
+                               metrics_server_limits limits)
+    : impl_(std::make_unique<impl>(ex, address, render_fn{}, snapshot_fn{}, std::move(ready), limits)) {}
 
 metrics_server::~metrics_server() = default;
 

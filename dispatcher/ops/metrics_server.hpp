@@ -49,6 +49,12 @@ class metrics_server {
   // Serves `render()` as /metrics, and no /status (404).
   metrics_server(boost::asio::any_io_executor ex, const std::string& address, render_fn render, ready_fn ready,
                  metrics_server_limits limits = {});
+  // Serves /healthz and /readyz only (OUTBOX_PROBE_ADDRESS): a listener whose
+  // connection slots no flood of /metrics or /status requests can take.
+  struct probes_only_t {};
+  static constexpr probes_only_t probes_only{};
+  metrics_server(boost::asio::any_io_executor ex, const std::string& address, probes_only_t, ready_fn ready,
+                 metrics_server_limits limits = {});
   ~metrics_server();
 
   boost::asio::awaitable<void> async_run();

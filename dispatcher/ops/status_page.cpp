@@ -6,19 +6,16 @@
 
 #include "dispatcher/ops/terminal_text.hpp"
 #include "dispatcher/ops/version.hpp"
+#include "providers/canonical_event.hpp"
 
 namespace outbox {
 namespace {
 
 using sys_clock = std::chrono::system_clock;
 
+// The one timestamp format of the page, `status` and the logs' seconds: RFC 3339, UTC.
 std::string iso_time(sys_clock::time_point t) {
-  const std::time_t secs = sys_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return providers::format_rfc3339_utc(std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count());
 }
 
 // "0 s", "42 s", "12 min", "3.5 h": what an on-call reads at a glance.
@@ -61,13 +58,20 @@ void cell(std::string& out, const char* cls, const std::string& html) {
   out += "\">" + html + "</td>";
 }
 
-// The destination's state, with why (who paused it, the answer that paused it)
-// and when it is probed again. An open circuit's reason only repeats its state.
+// An automatic pause for an answer (credentials refused, ...) whose reason is
+// the destination's last error: shown in the last-error column, not twice.
+bool reason_is_an_error(const destination_view& v) {
+  return v.state == "paused (automatic)" || (v.state == "probing" && !v.reason.starts_with("circuit open"));
+}
+
+// The destination's state, since when, who paused it (on-call, configuration)
+// and when it is probed again. An automatic pause's reason is the last error.
 std::string state_html(const destination_view& v) {
   std::string out = "<span class=\"state\">" + html_text(v.state) + "</span>";
-  if (!v.reason.empty() && v.state != "circuit open") {
+  if (!v.reason.empty() && v.state == "paused") {
     out += "<br><span class=\"reason\">" + html_text(v.reason) + "</span>";
   }
+  if (v.paused_since) out += "<br><span class=\"when\">since " + iso_time(*v.paused_since) + "</span>";
   if (v.reopens_at) out += "<br><span class=\"until\">probe at " + iso_time(*v.reopens_at) + "</span>";
   if (!v.api_sunset_warning.empty()) out += "<br><span class=\"note\">" + html_text(v.api_sunset_warning) + "</span>";
   return out;
@@ -75,6 +79,13 @@ std::string state_html(const destination_view& v) {
 
 std::string last_error_html(const metrics& m, const metrics::destination_key& k) {
   const auto it = m.last_errors.find(k);
+  const auto view = m.destinations.find(k);
+  if (view != m.destinations.end() && reason_is_an_error(view->second) && !view->second.reason.empty() &&
+      (it == m.last_errors.end() || !view->second.paused_since || it->second.at < *view->second.paused_since)) {
+    const auto& v = view->second;
+    return "<span class=\"error\">" + html_text(v.reason) + "</span>" +
+           (v.paused_since ? "<br><span class=\"when\">" + iso_time(*v.paused_since) + "</span>" : std::string());
+  }
   if (it == m.last_errors.end()) return "";
   return "<span class=\"error\">" + html_text(it->second.message) + "</span><br><span class=\"when\">" +
          iso_time(it->second.at) + "</span>";

@@ -56,6 +56,9 @@ struct http_result {
   // that then died before any response byte, and was sent again on a fresh
   // one: the server may have received it twice (it must dedup on the key).
   bool resent_on_fresh_connection = false;
+  // With resent_on_fresh_connection: how long the first try took, from the
+  // start to the connection's end (the attempts log records it on its own).
+  std::chrono::milliseconds first_try_duration{0};
 
   [[nodiscard]] bool ok() const { return response.has_value(); }
 };

@@ -131,6 +131,7 @@ asio::awaitable<http_result> https_client::impl::async_send(http_request req) {
   if (reused && (out.closed_before_response || stale_408)) {
     const bool first_wrote_all = out.wrote_all && !stale_408;
     result.maybe_delivered = out.wrote_bytes && !stale_408;
+    result.first_try_duration = std::chrono::duration_cast<milliseconds>(clock::now() - started);
     conn.reset();
     out = co_await async_attempt(conn, url, wire, deadline);
     result.resent_on_fresh_connection = first_wrote_all && out.wrote_bytes;

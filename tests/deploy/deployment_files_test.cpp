@@ -3,7 +3,7 @@
 // the build stage installs only build dependencies and the runtime stage the
 // runtime libraries, the health check's start period fits a long `run
 // --migrate`, and the Deployment runs as non-root on a read-only root file
-// system, probes /readyz and /healthz on the metrics port, reads its secrets
+// system, probes /readyz and /healthz on their own port, reads its secrets
 // from a Secret and leaves the shutdown grace period time to finish. The
 // example's environment is parsed by the dispatcher's own configuration loader.
 // The Docker engine does not run here: the Dockerfile is checked as text.
@@ -260,19 +260,23 @@ TEST_CASE("Kubernetes example: runs as the image's numeric user, non-root, on a 
   CHECK(v.container.at("securityContext").at("capabilities").at("drop") == json::array({"ALL"}));
 }
 
-TEST_CASE("Kubernetes example: readiness on /readyz, liveness on /healthz, on the configured metrics port") {
+TEST_CASE("Kubernetes example: readiness on /readyz, liveness on /healthz, on the probe listener of their own") {
   const auto k = kubernetes_example();
   const auto v = deployment_pod(k);
   const auto cfg = outbox::load_config(example_environment(k));
   REQUIRE(cfg.metrics_address.has_value());
+  REQUIRE(cfg.probe_address.has_value());
   const int metrics_port = port_of(*cfg.metrics_address);
-  CHECK(cfg.metrics_address->starts_with("0.0.0.0:"));  // the kubelet probes the pod's IP
+  const int probe_port = port_of(*cfg.probe_address);
+  CHECK(probe_port != metrics_port);
+  CHECK(cfg.probe_address->starts_with("0.0.0.0:"));  // the kubelet probes the pod's IP
   const auto check_probe = [&](const char* probe, const char* path) {
     INFO(probe);
     REQUIRE(v.container.contains(probe));
     const auto& get = v.container.at(probe).at("httpGet");
     CHECK(get.at("path") == path);
-    CHECK(v.port_number(get.at("port")) == metrics_port);
+    // Not the metrics port: a flood there must not fail the probes (OUTBOX_PROBE_ADDRESS).
+    CHECK(v.port_number(get.at("port")) == probe_port);
   };
   check_probe("readinessProbe", "/readyz");
   check_probe("livenessProbe", "/healthz");

@@ -84,6 +84,14 @@ long long sessions_on_migration_lock(const e2e_fixture& fx, const std::string& g
       granted + " AND ((classid::bigint << 32) | objid::bigint) = 7310594112315183976");
 }
 
+// Sessions that tried the migration lock and go on trying (db/migrations.cpp
+// polls pg_try_advisory_lock rather than wait in pg_advisory_lock).
+long long sessions_trying_migration_lock(const e2e_fixture& fx) {
+  return fx.db.scalar(
+      "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+      "AND query LIKE 'SELECT pg_try_advisory_lock(7310594112315183976)%'");
+}
+
 double seconds_since(steady::time_point t, steady::time_point now) {
   return std::chrono::duration<double>(now - t).count();
 }
@@ -114,8 +122,8 @@ TEST_CASE("SIGTERM while `run --migrate` waits for another migration's lock: exi
   e2e_fixture fx;
   auto holder = hold_migration_lock(fx.db.conninfo());
   auto& d = fx.spawn({"run", "--migrate"}, {}, "dispatcher-migrating");
-  // Its migration waits behind ours (for up to 60 s, the migration statement timeout).
-  REQUIRE(eventually([&] { return sessions_on_migration_lock(fx, "false") == 1; }, 15s));
+  // Its migration waits behind ours, trying the lock every 250 ms.
+  REQUIRE(eventually([&] { return sessions_trying_migration_lock(fx) == 1; }, 15s));
   const auto term = steady::now();
   d.signal(SIGTERM);
   const auto status = d.wait_exit(5s);

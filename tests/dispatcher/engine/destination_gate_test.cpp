@@ -79,7 +79,7 @@ TEST_CASE("gate: one poison row failing again and again never opens the circuit;
 
 TEST_CASE("gate: on-call pauses are not shortened by automatic ones; resume lifts both; configuration stays") {
   destination_gate g;
-  g.manual_pause("paused by alice: maintenance");
+  g.manual_pause("paused by alice: maintenance", t0);
   g.pause(t0, 10s, "HTTP 401");
   CHECK(g.reason() == "paused by alice: maintenance");
   CHECK_FALSE(g.probe_due(t0 + 1h));
@@ -91,11 +91,29 @@ TEST_CASE("gate: on-call pauses are not shortened by automatic ones; resume lift
   CHECK_FALSE(g.resume());
 
   destination_gate configured;
-  configured.configure_paused();
+  configured.configure_paused(t0);
   CHECK_FALSE(configured.open(t0));
   (void)configured.resume();
   CHECK_FALSE(configured.open(t0));
   CHECK_FALSE(configured.probe_due(t0 + 1h));
+}
+
+TEST_CASE("gate: paused since the first pause of a run of pauses and probes; cleared once it delivers again") {
+  destination_gate g;
+  CHECK_FALSE(g.paused_since().has_value());
+  g.pause(t0, 60s, "HTTP 401");
+  CHECK(g.paused_since() == t0);
+  g.probe_started();
+  g.probe_finished(false, t0 + 62s);  // paused again: still the same outage
+  g.pause(t0 + 62s, 60s, "HTTP 401");
+  CHECK(g.paused_since() == t0);
+  g.probe_started();
+  g.probe_finished(true, t0 + 200s);
+  CHECK_FALSE(g.paused_since().has_value());
+  g.manual_pause("paused by alice: maintenance", t0 + 300s);
+  CHECK(g.paused_since() == t0 + 300s);
+  CHECK(g.resume());
+  CHECK_FALSE(g.paused_since().has_value());
 }
 
 }  // namespace destination_gate_test

@@ -12,6 +12,7 @@
 
 #include "dispatcher/ops/metrics_server.hpp"
 #include "dispatcher/ops/status_page.hpp"
+#include "providers/canonical_event.hpp"
 #include "tests/support/external_tool.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
@@ -24,6 +25,10 @@ using steady = std::chrono::steady_clock;
 using sys_clock = std::chrono::system_clock;
 
 namespace {
+
+std::string rfc3339(sys_clock::time_point t) {
+  return outbox::providers::format_rfc3339_utc(std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count());
+}
 
 std::size_t occurrences(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -99,6 +104,27 @@ TEST_CASE("the status page has a row per destination with state, backlog, lag, c
   CHECK(page.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; more") != std::string::npos);
   CHECK(page.find("not ready: the database is not reachable") != std::string::npos);
   CHECK(page.find("since start") != std::string::npos);
+}
+
+TEST_CASE("a pause shows since when; the answer that paused a destination is its last error, shown once") {
+  const auto now = sys_clock::now();
+  outbox::metrics m;
+  m.instance = "vm:4433:edc7556f";
+  outbox::destination_view refused{"paused (automatic)", "HTTP 401: token expired", now + 60s};
+  refused.paused_since = now - 10min;
+  m.destinations[{"meta", "default"}] = refused;
+  m.last_errors[{"meta", "default"}] = {"HTTP 500: an older failure", now - 1h};
+  outbox::destination_view on_call{"paused", "paused by alice: maintenance", std::nullopt};
+  on_call.paused_since = now - 2h;
+  m.destinations[{"webhook", "default"}] = on_call;
+  const delivery_history h(steady::now());
+  const auto page = outbox::render_status_page({m, h, {true, ""}, now, steady::now()});
+  CHECK(occurrences(page, "HTTP 401: token expired") == 1);  // in the last-error column only
+  CHECK(page.find("<td class=\"last-error\"><span class=\"error\">HTTP 401: token expired") != std::string::npos);
+  CHECK(page.find("an older failure") == std::string::npos);
+  CHECK(page.find("since " + rfc3339(now - 10min)) != std::string::npos);
+  CHECK(page.find("since " + rfc3339(now - 2h)) != std::string::npos);
+  CHECK(occurrences(page, "paused by alice: maintenance") == 1);  // who paused it: under its state
 }
 
 TEST_CASE("the status page in headless Chromium, served by the metrics server: one row per destination") {
