@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <optional>
 #include <random>
@@ -80,6 +81,10 @@ scratch_database::scratch_database(bool migrate) : name_(unique_name()), conninf
       auto c = co_await db::connection::async_connect(ex, conninfo_, 10s);
       (void)co_await db::async_migrate(c, db::embedded_migrations());
     });
+    // For the benchmark's A/B runs of a schema change (docs/benchmarks.md), e.g.
+    // "DROP INDEX event_delivery_destination_work_idx": what the schema costs.
+    if (const char* after = std::getenv("OUTBOX_BENCH_AFTER_MIGRATE_SQL"); after && *after)
+      sql_script(conninfo_, after);
   }
 }
 
