@@ -83,9 +83,9 @@ std::set<std::string> in_flight_keys(const std::string& conninfo, const std::str
   for (;;) {
     try {
       pg conn(conninfo);
-      const auto r = conn.exec(
-          "SELECT idempotency_key FROM event_delivery WHERE state = 'sending' AND lease_owner LIKE $1",
-          {instance + ":%"});
+      const auto r =
+          conn.exec("SELECT idempotency_key FROM event_delivery WHERE state = 'sending' AND lease_owner LIKE $1",
+                    {instance + ":%"});
       std::set<std::string> keys;
       for (int i = 0; i < PQntuples(r.get()); ++i) keys.insert(value(r, i, 0));
       return keys;
@@ -101,9 +101,10 @@ void crm_writer(const std::string& conninfo, std::int64_t rows, std::atomic<std:
     for (int tries = 0; tries < 500; ++tries) {
       try {
         pg conn(conninfo);
-        (void)conn.exec("SELECT enqueue_event_delivery($1::bigint, 'webhook', 'Lead', jsonb_build_object('lead', "
-                        "$1::bigint))",
-                        {std::to_string(lead)});
+        (void)conn.exec(
+            "SELECT enqueue_event_delivery($1::bigint, 'webhook', 'Lead', jsonb_build_object('lead', "
+            "$1::bigint))",
+            {std::to_string(lead)});
         break;
       } catch (const std::exception&) {
         std::this_thread::sleep_for(20ms);
@@ -233,14 +234,15 @@ json chaos_run::tally(std::int64_t rows, const std::set<std::string>& killed_in_
 
 json run_chaos(const options& o) {
   note("chaos: three dispatchers, backends terminated every 700 ms, a PostgreSQL restart, a SIGKILL, endpoint faults");
-  if (!std::getenv("PG_TEST_CTL")) note("chaos: PG_TEST_CTL is not set (run under scripts/with_postgres.sh): no restart");
+  if (!std::getenv("PG_TEST_CTL"))
+    note("chaos: PG_TEST_CTL is not set (run under scripts/with_postgres.sh): no restart");
   chaos_run run(o);
   return run.run();
 }
 
 void print_chaos_summary(const json& r) {
-  std::vector<std::vector<std::string>> table{{"rows", "delivered", "dead", "lost", "stuck",
-                                               "duplicates (SIGKILL)", "duplicates (other)", "recovery s"}};
+  std::vector<std::vector<std::string>> table{
+      {"rows", "delivered", "dead", "lost", "stuck", "duplicates (SIGKILL)", "duplicates (other)", "recovery s"}};
   table.push_back({fmt(num(r, "rows")), fmt(num(r, "delivered")), fmt(num(r, "dead")), fmt(num(r, "lost")),
                    fmt(num(r, "stuck")), fmt(num(r, "duplicates_after_sigkill")), fmt(num(r, "duplicates_other")),
                    fmt(num(r, "recovery_seconds"), 1)});

@@ -42,8 +42,7 @@ void load_crm_table(pg& conn, std::int64_t rows) {
 // since the last take().
 class crm_inserter {
  public:
-  explicit crm_inserter(const std::string& conninfo)
-      : thread_([this, conninfo] { loop(conninfo); }) {}
+  explicit crm_inserter(const std::string& conninfo) : thread_([this, conninfo] { loop(conninfo); }) {}
   ~crm_inserter() {
     stop_ = true;
     thread_.join();
@@ -114,8 +113,8 @@ json run_migration_stall(const options& o) {
     step["name"] = all[i].name;
     step["seconds"] = seconds_between(t0, steady::now());
     step["longest_insert_ms"] = crm.take_longest_ms();
-    note("migration-stall: " + all[i].name + " took " + fmt(step["seconds"].get<double>(), 2) +
-         " s; longest insert " + fmt(step["longest_insert_ms"].get<double>(), 1) + " ms");
+    note("migration-stall: " + all[i].name + " took " + fmt(step["seconds"].get<double>(), 2) + " s; longest insert " +
+         fmt(step["longest_insert_ms"].get<double>(), 1) + " ms");
     out["migrations"].push_back(step);
   }
   out["inserts"] = crm.inserted();

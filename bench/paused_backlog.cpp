@@ -105,8 +105,8 @@ json run_paused_backlog(const options& o) {
 }
 
 void print_paused_backlog_summary(const json& result) {
-  std::vector<std::vector<std::string>> table{{"paused rows", "claim (engine)", "p50 ms", "p99 ms", "buffers",
-                                               "single scan p50 ms", "single scan buffers"}};
+  std::vector<std::vector<std::string>> table{
+      {"paused rows", "claim (engine)", "p50 ms", "p99 ms", "buffers", "single scan p50 ms", "single scan buffers"}};
   for (const auto& r : result) {
     table.push_back({fmt(num(r, "paused_rows")), r["engine_statement"].get<std::string>(),
                      fmt(num(r, "engine_claim_ms_p50"), 2), fmt(num(r, "engine_claim_ms_p99"), 2),

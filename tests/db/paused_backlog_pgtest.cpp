@@ -87,8 +87,8 @@ TEST_CASE("a claim that skips a paused destination reads none of its backlog") {
     const auto first = must(co_await outbox::db::async_claim_batch(conn, req));
     out.first_claim = first.rows.size();
     live_rows(db, 6, 10);
-    const auto engine = co_await conn.async_query(explain_execute("outbox_claim_by_destination_v1", "{meta/paused}"),
-                                                  {}, 30s);
+    const auto engine =
+        co_await conn.async_query(explain_execute("outbox_claim_by_destination_v1", "{meta/paused}"), {}, 30s);
     out.by_destination = plan_buffers(engine);
     out.claimed_after = db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'sending'");
     // What the claim cost before: one scan of the work index, skipped rows filtered one by one.
@@ -115,8 +115,9 @@ TEST_CASE("the claim by destination takes what the single-scan claim takes, skip
   live_rows(db, 1, 4);
   live_rows(db, 5, 6, "unconfigured");  // a destination no dispatcher knows: claimed, and killed by the sender
   // A row of a live destination whose lease expired: reclaimed.
-  db.query("UPDATE event_delivery SET state = 'sending', lease_owner = 'gone', lease_token = gen_random_uuid(), "
-           "lease_expires_at = now() - interval '1 minute', attempts = 1 WHERE lead_project_id = 4");
+  db.query(
+      "UPDATE event_delivery SET state = 'sending', lease_owner = 'gone', lease_token = gen_random_uuid(), "
+      "lease_expires_at = now() - interval '1 minute', attempts = 1 WHERE lead_project_id = 4");
   // One live row due later: the claim is not full and says when it is due.
   live_rows(db, 7, 7);
   db.query("UPDATE event_delivery SET next_attempt_at = now() + interval '5 seconds' WHERE lead_project_id = 7");
