@@ -5,6 +5,7 @@
 #include "db/operations_store.hpp"
 #include "dispatcher/cli/cli.hpp"
 #include "dispatcher/cli/cli_args.hpp"
+#include "dispatcher/ops/display_time.hpp"
 #include "dispatcher/ops/terminal_text.hpp"
 
 namespace outbox::cli {
@@ -40,14 +41,20 @@ std::string text(const nlohmann::json& v) {
   return json_text(v);
 }
 
+// A timestamp from the database, in the one format of the text output.
+std::string time_text(const nlohmann::json& v) {
+  if (!v.is_string()) return text(v);
+  return terminal_text(display_time(v.get<std::string>()));
+}
+
 // "SUCCESS (checked T, 10 ingested)" for the provider_request row of an attempt's request.
 std::string request_result(const nlohmann::json& r) {
   if (r.is_null()) return "(no result recorded)";
   std::string out = text(r["status"]) + " (";
   if (r["checked_at"].is_null()) {
-    out += "not checked yet, first check " + text(r["next_check_at"]);
+    out += "not checked yet, first check " + time_text(r["next_check_at"]);
   } else {
-    out += "checked " + text(r["checked_at"]);
+    out += "checked " + time_text(r["checked_at"]);
   }
   if (!r["detail"].is_null() && !r["detail"].get<std::string>().empty()) out += ", " + text(r["detail"]);
   return out + ")";
@@ -83,7 +90,9 @@ void print_row(const nlohmann::json& doc) {
   for (const char* key : {"id", "lead_project_id", "provider", "destination", "event_name", "idempotency_key", "state",
                           "attempts", "next_attempt_at", "lease_owner", "lease_expires_at", "sent_at",
                           "last_http_status", "last_error", "provider_response", "created_at", "updated_at"}) {
-    std::cout << std::string(18 - std::string_view(key).size(), ' ') << key << "  " << text(row[key]) << "\n";
+    const bool time = std::string_view(key).ends_with("_at");
+    std::cout << std::string(18 - std::string_view(key).size(), ' ') << key << "  "
+              << (time ? time_text(row[key]) : text(row[key])) << "\n";
   }
   // payload_text is the stored text itself: byte for byte the body a webhook receives and signs
   // (a platform's body is built from it); the parsed `payload` would be a re-serialization.
@@ -92,9 +101,9 @@ void print_row(const nlohmann::json& doc) {
             << std::string(20, ' ') << "(as stored: the exact bytes of a webhook's body)\n\nattempts:\n";
   if (doc["attempts"].empty()) std::cout << "  (none yet)\n";
   for (const auto& a : doc["attempts"]) {
-    std::cout << "  #" << attempt_number(a) << "  " << text(a["started_at"]) << "  " << text(a["outcome"]) << "  http "
-              << text(a["http_status"]) << "  " << text(a["duration_ms"]) << " ms  by " << text(a["lease_owner"])
-              << "\n";
+    std::cout << "  #" << attempt_number(a) << "  " << time_text(a["started_at"]) << "  " << text(a["outcome"])
+              << "  http " << text(a["http_status"]) << "  " << text(a["duration_ms"]) << " ms  by "
+              << text(a["lease_owner"]) << "\n";
     if (!a["error"].is_null()) std::cout << "      error: " << text(a["error"]) << "\n";
     if (!a["response_excerpt"].is_null()) std::cout << "      response: " << text(a["response_excerpt"]) << "\n";
     print_conversion_facts(a);

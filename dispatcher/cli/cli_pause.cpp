@@ -7,6 +7,7 @@
 #include "dispatcher/cli/cli.hpp"
 #include "dispatcher/cli/cli_args.hpp"
 #include "dispatcher/config/config.hpp"
+#include "dispatcher/ops/display_time.hpp"
 #include "dispatcher/ops/terminal_text.hpp"
 
 namespace outbox::cli {
@@ -55,7 +56,7 @@ boost::asio::awaitable<int> async_pause_or_list(db::connection& conn, std::vecto
     for (const auto& p : pauses) {
       // Reasons and names are operator text from the database: escaped for the terminal.
       std::cout << terminal_text(p.provider) << "/" << terminal_text(p.destination) << "  since "
-                << terminal_text(p.paused_at) << "  by " << terminal_text(p.paused_by) << ": "
+                << terminal_text(display_time(p.paused_at)) << "  by " << terminal_text(p.paused_by) << ": "
                 << terminal_text(p.reason) << "\n";
     }
     if (pauses.empty()) std::cout << "no destination is paused\n";

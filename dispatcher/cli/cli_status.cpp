@@ -12,6 +12,7 @@
 #include "dispatcher/cli/cli.hpp"
 #include "dispatcher/cli/cli_args.hpp"
 #include "dispatcher/config/config.hpp"
+#include "dispatcher/ops/display_time.hpp"
 #include "dispatcher/ops/terminal_text.hpp"
 #include "providers/api_versions.hpp"
 #include "providers/provider.hpp"
@@ -40,6 +41,13 @@ constexpr std::array<const char*, 6> request_statuses{"PENDING",         "PROCES
                                                       "PARTIAL_SUCCESS", "FAILURE",    "UNKNOWN"};
 
 long long count(const nlohmann::json& j, const char* key) { return j.contains(key) ? j[key].get<long long>() : 0; }
+
+// A timestamp field from the database, in the one format of the text output.
+std::string time_text(const nlohmann::json& j, const char* key, const char* missing = "") {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null() || !it->is_string() || it->get<std::string>().empty()) return missing;
+  return terminal_text(display_time(it->get<std::string>()));
+}
 
 // A text field from the database, safe for the terminal (names and reasons are CRM or operator text).
 std::string text(const nlohmann::json& j, const char* key, const char* missing = "") {
@@ -93,7 +101,7 @@ void print_requests(const nlohmann::json& r) {
   const auto& p = r["last_problem"];
   if (p.is_null()) return;
   std::cout << "      latest " << text(p, "status") << ": request " << text(p, "request_id") << ", "
-            << count(p, "row_count") << " rows, checked " << text(p, "checked_at", "never") << ": "
+            << count(p, "row_count") << " rows, checked " << time_text(p, "checked_at", "never") << ": "
             << text(p, "detail", "-") << "\n";
 }
 
@@ -153,11 +161,11 @@ void print_dispatchers(const nlohmann::json& fleet) {
   for (const auto& d : fleet) {
     if (!d.value("live", false)) continue;
     std::cout << "  " << text(d, "instance") << "  live  version " << text(d, "version") << "  " << text(d, "host")
-              << " pid " << d.value("pid", 0) << "  up since " << text(d, "started_at") << "  last seen "
-              << text(d, "last_seen") << "\n";
+              << " pid " << d.value("pid", 0) << "  up since " << time_text(d, "started_at") << "  last seen "
+              << time_text(d, "last_seen") << "\n";
     for (const auto& p : d.value("automatic_pauses", nlohmann::json::array())) {
       std::cout << "    paused by itself: " << text(p, "provider") << "/" << text(p, "destination") << " since "
-                << text(p, "since", "?") << " until " << text(p, "until", "?") << ": " << text(p, "reason")
+                << time_text(p, "since", "?") << " until " << time_text(p, "until", "?") << ": " << text(p, "reason")
                 << "  -> dispatcher resume " << text(p, "provider") << " " << text(p, "destination") << "\n";
     }
   }
@@ -238,8 +246,9 @@ void print_text(const nlohmann::json& s) {
   } else {
     std::cout << "\npaused destinations:\n";
     for (const auto& p : s["paused_destinations"]) {
-      std::cout << "  " << text(p, "provider") << "/" << text(p, "destination") << "  since " << text(p, "paused_at")
-                << "  by " << text(p, "paused_by", "?") << ": " << text(p, "reason") << "\n";
+      std::cout << "  " << text(p, "provider") << "/" << text(p, "destination") << "  since "
+                << time_text(p, "paused_at") << "  by " << text(p, "paused_by", "?") << ": " << text(p, "reason")
+                << "\n";
     }
   }
   print_lag(s.value("delivery_lag", nlohmann::json::array()));

@@ -8,6 +8,7 @@
 #include "db/wake_signal.hpp"
 #include "dispatcher/cli/cli.hpp"
 #include "dispatcher/cli/cli_args.hpp"
+#include "dispatcher/ops/display_time.hpp"
 
 namespace outbox::cli {
 namespace {
@@ -33,7 +34,7 @@ pick up a change within OUTBOX_SWEEP_INTERVAL_SECONDS.
 )";
 
 void print_status(const db::wake_status& s) {
-  std::cout << "wake mode: " << s.mode << " (set " << s.changed_at << " by " << s.changed_by << ")\n"
+  std::cout << "wake mode: " << s.mode << " (set " << display_time(s.changed_at) << " by " << s.changed_by << ")\n"
             << "insert trigger: " << (s.trigger_enabled ? "enabled" : "disabled") << "\n";
   if (s.mode != "off" && !s.trigger_enabled) {
     std::cout << "warning: the trigger is disabled although the mode is " << s.mode << ": run `dispatcher wake-mode "

@@ -44,6 +44,8 @@ class maintenance {
   [[nodiscard]] boost::asio::awaitable<bool> async_apply_resume_requests(db::connection& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_fleet_refresh(db::connection& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_heartbeat(db::connection& conn);
+  // Re-reads the live dispatchers into the metrics (the /status page lists them).
+  boost::asio::awaitable<void> async_read_fleet(db::connection& conn);
   boost::asio::awaitable<void> async_goodbye();
 
   engine_context& ctx_;

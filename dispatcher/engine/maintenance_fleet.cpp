@@ -79,7 +79,32 @@ asio::awaitable<bool> maintenance::async_fleet_refresh(db::connection& conn) {
     }
   }
   ctx_.metrics.backlog_rows = std::move(backlog);
-  co_return co_await async_heartbeat(conn);
+  const bool beat = co_await async_heartbeat(conn);
+  if (beat && fleet_supported_) co_await async_read_fleet(conn);
+  co_return beat;
+}
+
+// The live dispatchers for /status: which of them paused which destination.
+asio::awaitable<void> maintenance::async_read_fleet(db::connection& conn) {
+  nlohmann::json fleet;
+  try {
+    fleet = co_await db::async_fleet(conn);
+  } catch (const db::error& e) {
+    if (e.connection_lost()) throw;
+    co_return;  // the page keeps the last list; the next sweep tries again
+  }
+  std::vector<fleet_member> members;
+  for (const auto& d : fleet) {
+    if (!d.value("live", false)) continue;
+    fleet_member m{d.value("instance", ""), d.value("host", ""), d.value("last_seen", ""), {}};
+    for (const auto& p : d.value("automatic_pauses", nlohmann::json::array())) {
+      const std::string since = p.value("since", "");
+      m.automatic_pauses[{p.value("provider", ""), p.value("destination", "")}] =
+          (since.empty() ? "" : "since " + since + ": ") + p.value("reason", "");
+    }
+    members.push_back(std::move(m));
+  }
+  ctx_.metrics.fleet = std::move(members);
 }
 
 asio::awaitable<bool> maintenance::async_heartbeat(db::connection& conn) {

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "dispatcher/ops/process_stats.hpp"
 
@@ -55,6 +56,16 @@ struct destination_view {
   // When it stopped delivering (the first of a run of pauses and probes;
   // an on-call pause: when this process learnt of it); nullopt while delivering.
   std::optional<std::chrono::system_clock::time_point> paused_since;
+};
+
+// A live dispatcher as its heartbeat shows it (sql/0006_fleet.sql), this one included.
+struct fleet_member {
+  std::string instance;
+  std::string host;
+  std::string last_seen;  // RFC 3339 UTC
+  // Its automatic pauses (provider/destination -> "since T: reason"): on-call
+  // pauses apply to every dispatcher and need no list.
+  std::map<std::pair<std::string, std::string>, std::string> automatic_pauses;
 };
 
 // The last failure seen for a destination (the settled row's error text, never its payload).
@@ -102,6 +113,9 @@ struct metrics {
   // values every series starts from), this process, and its /proc figures.
   std::map<destination_key, destination_view> destinations;
   std::string instance;
+  // Live dispatchers, re-read by the maintenance loop each sweep interval (empty
+  // before the first read or on a schema without heartbeats).
+  std::vector<fleet_member> fleet;
   std::optional<process_stats> process;
   bool database_up = false;
   bool listener_up = false;

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <set>
 
+#include "dispatcher/ops/display_time.hpp"
 #include "dispatcher/ops/terminal_text.hpp"
 #include "dispatcher/ops/version.hpp"
 #include "providers/canonical_event.hpp"
@@ -16,6 +17,15 @@ using sys_clock = std::chrono::system_clock;
 // The one timestamp format of the page, `status` and the logs' seconds: RFC 3339, UTC.
 std::string iso_time(sys_clock::time_point t) {
   return providers::format_rfc3339_utc(std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count());
+}
+
+// "since 2026-12-06T03:54:05.1+00:00: reason": the timestamp after "since " in the page's format.
+std::string display_time_in(const std::string& text) {
+  constexpr std::string_view prefix = "since ";
+  if (!text.starts_with(prefix)) return text;
+  const auto end = text.find(": ", prefix.size());
+  if (end == std::string::npos) return text;
+  return std::string(prefix) + display_time(text.substr(prefix.size(), end - prefix.size())) + text.substr(end);
 }
 
 // "0 s", "42 s", "12 min", "3.5 h": what an on-call reads at a glance.
@@ -91,6 +101,20 @@ std::string last_error_html(const metrics& m, const metrics::destination_key& k)
          iso_time(it->second.at) + "</span>";
 }
 
+// The automatic pauses other live dispatchers report for this destination: each
+// process pauses by itself, so this one may deliver while another does not.
+std::string other_dispatchers_html(const metrics& m, const metrics::destination_key& k) {
+  std::string out;
+  for (const auto& d : m.fleet) {
+    if (d.instance == m.instance) continue;
+    const auto it = d.automatic_pauses.find(k);
+    if (it == d.automatic_pauses.end()) continue;
+    out += "<br><span class=\"note other\">paused on " + html_text(d.instance) + ": " +
+           html_text(display_time_in(it->second)) + "</span>";
+  }
+  return out;
+}
+
 void destination_row(std::string& out, const status_page_input& in, const metrics::destination_key& k,
                      const destination_view& v) {
   const auto& m = in.m;
@@ -99,7 +123,7 @@ void destination_row(std::string& out, const status_page_input& in, const metric
          "\" data-destination=\"" + html_text(k.second) + "\" data-state=\"" + html_text(v.state) + "\">";
   cell(out, "provider", html_text(k.first));
   cell(out, "destination", html_text(k.second));
-  cell(out, "state", state_html(v));
+  cell(out, "state", state_html(v) + other_dispatchers_html(m, k));
   cell(out, "backlog", m.backlog_rows ? std::to_string(value_or(*m.backlog_rows, k, std::int64_t{0})) : "-");
   cell(out, "lag", age_text(value_or(m.delivery_lag_seconds, k, 0.0)));
   cell(out, "delivered", std::to_string(recent.delivered));
@@ -129,6 +153,27 @@ void destinations_table(std::string& out, const status_page_input& in) {
   const auto shown = shown_destinations(in.m);
   for (const auto& [k, v] : shown) destination_row(out, in, k, v);
   if (shown.empty()) out += "<tr class=\"none\"><td colspan=\"9\">no destination is configured</td></tr>\n";
+  out += "</tbody>\n</table>\n";
+}
+
+// Every live dispatcher by its heartbeat, this one marked.
+void dispatchers_table(std::string& out, const metrics& m) {
+  if (m.fleet.empty()) return;
+  out +=
+      "<table id=\"dispatchers\">\n<thead><tr><th>dispatcher</th><th>host</th><th>last seen</th>"
+      "<th>paused by itself</th></tr></thead>\n<tbody>\n";
+  for (const auto& d : m.fleet) {
+    std::string paused;
+    for (const auto& [k, why] : d.automatic_pauses)
+      paused += (paused.empty() ? "" : "<br>") + html_text(k.first + "/" + k.second) + " <span class=\"note\">" +
+                html_text(display_time_in(why)) + "</span>";
+    out += "<tr class=\"dispatcher\" data-instance=\"" + html_text(d.instance) + "\">";
+    cell(out, "instance", html_text(d.instance) + (d.instance == m.instance ? " (this one)" : ""));
+    cell(out, "host", html_text(d.host));
+    cell(out, "last-seen", html_text(display_time(d.last_seen)));
+    cell(out, "paused", paused.empty() ? "-" : paused);
+    out += "</tr>\n";
+  }
   out += "</tbody>\n</table>\n";
 }
 
@@ -223,12 +268,17 @@ std::string render_status_page(const status_page_input& in) {
   summary(out, in);
   out += "<h2>Destinations</h2>\n";
   destinations_table(out, in);
-  out +=
-      "<p class=\"note\">State and counts are this process's (other dispatchers keep their own); counts come "
-      "from in-process counters since " +
-      iso_time(in.now - std::chrono::duration_cast<sys_clock::duration>(in.steady_now - in.history.baseline_at())) +
-      ". Backlog, lag and rows are read from the database on the sweep interval. Refreshes every 15 s; "
-      "/metrics has the same figures for Prometheus.</p>\n</body></html>\n";
+  if (!in.m.fleet.empty()) {
+    out += "<h2>Dispatchers</h2>\n";
+    dispatchers_table(out, in.m);
+  }
+  out += "<p class=\"note\">State, delivered, retried, failed and last error are this dispatcher's (" +
+         html_text(in.m.instance) +
+         "; other dispatchers keep their own counts, and their automatic pauses are listed under each state); "
+         "counts come from in-process counters since " +
+         iso_time(in.now - std::chrono::duration_cast<sys_clock::duration>(in.steady_now - in.history.baseline_at())) +
+         ". Backlog, lag and rows are read from the database on the sweep interval. Refreshes every 15 s; "
+         "/metrics has the same figures for Prometheus.</p>\n</body></html>\n";
   return out;
 }
 

@@ -47,7 +47,14 @@ TEST_CASE("fleet: a destination the dispatcher paused by itself shows in status 
   REQUIRE(status["delivery_lag"].size() == 1);
   CHECK(status["delivery_lag"][0]["seconds"].get<double>() >= 0);
   const auto text = fx.cli({"status"});
-  CHECK(text.output.find("paused by itself: webhook/default") != std::string::npos);
+  CHECK(text.output.find("paused by itself: webhook/default since 20") != std::string::npos);
+  CHECK(me["automatic_pauses"][0]["since"].get<std::string>().ends_with("Z"));  // when it stopped delivering
+  const auto metrics_text = outbox::test::scrape_metrics(port);
+  const std::string since_series =
+      "outbox_destination_paused_since_timestamp_seconds{provider=\"webhook\",destination=\"default\"} ";
+  const auto since_at = metrics_text.find(since_series);
+  REQUIRE(since_at != std::string::npos);
+  CHECK(std::stod(metrics_text.substr(since_at + since_series.size())) > 1.7e9);  // a Unix time, not 0
   CHECK(text.output.find("delivery lag (oldest pending or sending row, by created_at):") != std::string::npos);
   CHECK(outbox::test::scrape_metrics(port).find(
             "outbox_delivery_lag_seconds{provider=\"webhook\",destination=\"default\"}") != std::string::npos);

@@ -127,6 +127,27 @@ TEST_CASE("a pause shows since when; the answer that paused a destination is its
   CHECK(occurrences(page, "paused by alice: maintenance") == 1);  // who paused it: under its state
 }
 
+TEST_CASE("the status page names its dispatcher and shows every live dispatcher's automatic pauses") {
+  const auto now = sys_clock::now();
+  outbox::metrics m;
+  m.instance = "vm:1:aaaa";
+  m.destinations[{"meta", "default"}] = {"delivering", "", std::nullopt};
+  m.fleet.push_back({"vm:1:aaaa", "vm", "2026-12-06T03:54:05.123+00:00", {}});
+  m.fleet.push_back({"vm:2:bbbb",
+                     "vm2",
+                     "2026-12-06T03:54:06+00:00",
+                     {{{"meta", "default"}, "since 2026-12-06T03:50:00.5+00:00: HTTP 401: token expired"}}});
+  const delivery_history h(steady::now());
+  const auto page = outbox::render_status_page({m, h, {true, ""}, now, steady::now()});
+  // Under the state this process delivers with: another process's pause of the same destination.
+  CHECK(page.find("paused on vm:2:bbbb: since 2026-12-06T03:50:00Z: HTTP 401: token expired") != std::string::npos);
+  CHECK(page.find("<h2>Dispatchers</h2>") != std::string::npos);
+  CHECK(occurrences(page, "<tr class=\"dispatcher\"") == 2);
+  CHECK(page.find("vm:1:aaaa (this one)") != std::string::npos);
+  CHECK(page.find("2026-12-06T03:54:06Z") != std::string::npos);  // last seen, in the page's one format
+  CHECK(page.find("are this dispatcher's (vm:1:aaaa;") != std::string::npos);
+}
+
 TEST_CASE("the status page in headless Chromium, served by the metrics server: one row per destination") {
   const auto now = sys_clock::now();
   asio::io_context io;
