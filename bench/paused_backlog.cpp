@@ -43,9 +43,10 @@ void load_paused_backlog(pg& conn, std::int64_t paused) {
 
 std::vector<std::optional<std::string>> claim_args(int n, const std::string& skip) {
   static std::int64_t claims = 0;
-  char token[37];
-  std::snprintf(token, sizeof token, "00000000-0000-4000-8000-%012lld", static_cast<long long>(++claims));
-  return {"bench-paused", std::string(token), "60", std::to_string(n), "12", skip, std::nullopt};
+  const std::string count = std::to_string(++claims);  // a UUID per claim: 12 hex digits at the end
+  const std::string token =
+      "00000000-0000-4000-8000-" + std::string(12 - std::min<std::size_t>(12, count.size()), '0') + count;
+  return {"bench-paused", token, "60", std::to_string(n), "12", skip, std::nullopt};
 }
 
 // Times `count` claims of the prepared `statement`; milliseconds, sorted.
