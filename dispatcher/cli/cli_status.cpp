@@ -184,7 +184,7 @@ nlohmann::json api_version_warnings() {
     const auto cfg = load_config(cli_environment());
     const auto now = std::chrono::system_clock::now();
     for (const auto& d : cfg.destinations) {
-      const auto version = make_provider(d)->api_version();
+      const std::string version(make_provider(d)->api_version());  // the provider is a temporary
       if (auto w = providers::api_sunset_warning(d.provider, version, now)) {
         out.push_back({{"provider", d.provider}, {"destination", d.name}, {"version", version}, {"warning", *w}});
       }
