@@ -227,7 +227,8 @@ TEST_CASE("finding 7: a NUL or invalid UTF-8 in a pause reason reaches the heart
   nlohmann::json pause = nlohmann::json::object();
   pause["provider"] = "google_ads";
   pause["destination"] = "default";
-  pause["reason"] = std::string("errorCode BAD\0CODE \xC3", 22);
+  // 20 bytes: the embedded NUL counts, the literal's final one does not.
+  pause["reason"] = std::string("errorCode BAD\0CODE \xC3", 20);
   pause["until"] = "";
   beat.automatic_pauses.push_back(pause);
   outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
