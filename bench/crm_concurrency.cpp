@@ -2,10 +2,12 @@
 // per-destination CONCURRENCY of 10 and of 50, every other setting at its
 // default: a drain of --rows (20,000) rows inserted by one statement before the
 // dispatcher starts, then commit-to-request latency at --rate (200) events/s for
-// --seconds (10) from 4 producer connections. Per concurrency: PostgreSQL and
-// dispatcher CPU per event, events/s, p50 / p99, peak RSS, duplicates, the
-// bench process's CPU (the sink, with the completion poll) and WAL per event,
-// and, when pg_stat_statements is loaded, the statements per event by role.
+// --seconds (10) from 4 producer connections, delivered to a Node receiver in a
+// process of its own (--sink receiver, the default here). Per concurrency:
+// PostgreSQL and dispatcher CPU per event, events/s, p50 / p99, peak RSS,
+// duplicates, the receiver's CPU and the bench process's (producers, completion
+// poll) and WAL per event, and, when pg_stat_statements is loaded, the
+// statements per event by role.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -55,16 +57,6 @@ json statements_by_role(pg& conn, double events) {
   return out;
 }
 
-bool reset_statements(pg& admin) {
-  try {
-    (void)admin.exec("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-    (void)admin.exec("SELECT pg_stat_statements_reset()");
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
 }  // namespace
 
 json run_crm(const options& o) {
@@ -80,11 +72,11 @@ json run_crm(const options& o) {
     note("crm: concurrency " + std::to_string(concurrency));
     json one;
     const bool counted = reset_statements(admin);
+    c.count_statements = counted;
     one["drain"] = run_throughput(c, true);
     if (counted) one["drain"]["statements_by_role"] = statements_by_role(admin, static_cast<double>(c.rows));
-    (void)reset_statements(admin);
     one["latency"] = run_latency(c);
-    const double offered = c.rate * (c.seconds + c.warmup);
+    const double offered = c.rate * (c.seconds + c.warmup);  // counted from the dispatcher's readiness
     if (counted) one["latency"]["statements_by_role"] = statements_by_role(admin, offered);
     out[std::to_string(concurrency)] = std::move(one);
   }
@@ -93,9 +85,14 @@ json run_crm(const options& o) {
 
 void print_crm_summary(const json& crm) {
   std::vector<std::vector<std::string>> table{{"concurrency", "PostgreSQL us/event", "dispatcher us/event", "events/s",
-                                               "p50 / p99 ms @ rate", "bench (sink) us/event", "WAL B/event", "RSS MB",
-                                               "dup"}};
+                                               "p50 / p99 ms @ rate", "receiver us/event", "bench us/event",
+                                               "WAL B/event", "RSS MB", "dup"}};
   const auto per = [](const json& t, const char* key) { return num(t, "resources", key); };
+  // The receiver's own process when it had one (--sink receiver), else n/a: the lean sink is the bench's.
+  const auto receiver = [&](const json& t, double rows) {
+    const auto& r = t["resources"]["receiver_process_cpu_seconds"];
+    return r.is_number() ? fmt(r.get<double>() / rows * 1e6) : std::string("n/a");
+  };
   for (const auto& [conc, one] : crm.items()) {
     const auto& d = one["drain"];
     const auto& l = one["latency"];
@@ -107,10 +104,13 @@ void print_crm_summary(const json& crm) {
          fmt(per(d, "dispatcher_cpu_us_per_row")) + " / " + fmt(per(l, "dispatcher_cpu_us_per_row")),
          fmt(num(d, "rows_per_second")),
          fmt(num(l, "commit_to_request_ms", "p50"), 2) + " / " + fmt(num(l, "commit_to_request_ms", "p99"), 2),
+         receiver(d, rows) + " / " + receiver(l, num(l, "rows_measured")),
          fmt(per(d, "bench_process_cpu_seconds") / rows * 1e6),
          fmt(num(d["resources"], "postgres_wal", "wal_bytes_per_row")),
          fmt(std::max(num(d, "dispatcher_peak_rss_mb"), num(l, "dispatcher_peak_rss_mb")), 1),
-         fmt(num(d, "duplicates") + num(l, "duplicates"))});
+         fmt(num(d, "duplicates") + num(l, "duplicates")) +
+             (num(d, "requests_refused_by_receiver") + num(l, "requests_refused_by_receiver") > 0 ? " (refused!)"
+                                                                                                  : "")});
   }
   std::cout << "\n(drain / latency run where two figures)\n" << format_table(table);
   for (const auto& [conc, one] : crm.items()) {

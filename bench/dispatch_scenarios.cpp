@@ -49,14 +49,17 @@ json run_throughput(const options& o, bool drain) {
     insert_all(t_first_commit);
     insert_seconds = seconds_between(t_insert, steady::now());
     (void)conn.exec("VACUUM ANALYZE event_delivery");
+    if (o.count_statements) (void)reset_statements(conn);
     t_start = steady::now();
     s.start(false);  // the clock runs from the spawn: start-up is part of the drain
     w.emplace(s.proc().pid(), cluster, s.other_pids());
+    w->sink = s.sink().process();
     w->begin(&conn);
     w->t0 = t_start;
   } else {
     s.start();
     w.emplace(s.proc().pid(), cluster, s.other_pids());
+    w->sink = s.sink().process();
     w->begin(&conn);
     t_start = w->t0;
     insert_all(t_first_commit);
@@ -124,8 +127,10 @@ json run_latency(const options& o) {
   dispatcher_setup s(o, o.db_wake_mode.empty() ? "latency" : "latency-" + o.db_wake_mode);
   s.start();
   pg conn(s.db().conninfo());
+  if (o.count_statements) (void)reset_statements(conn);
   cluster_cpu cluster(conn.backend_pid());
   window w(s.proc().pid(), cluster);
+  w.sink = s.sink().process();
   const auto warm_rows = static_cast<std::size_t>(std::llround(o.warmup * o.rate));
   const auto total = warm_rows + static_cast<std::size_t>(std::llround(o.seconds * o.rate));
   const auto period = std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(1.0 / o.rate));

@@ -10,6 +10,8 @@
 #include <thread>
 #include <unordered_set>
 
+#include "bench/lean_sink.hpp"
+#include "bench/receiver_process.hpp"
 #include "bench/workload.hpp"
 
 namespace outbox::bench {
@@ -17,8 +19,17 @@ namespace outbox::bench {
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 
+namespace {
+std::unique_ptr<event_sink> make_sink(const options& o, const test::test_ca& ca, const std::string& label) {
+  if (o.sink == "receiver")
+    return std::make_unique<receiver_process>(ca.issue(), webhook_secret_for(o),
+                                              o.log_dir + "/receiver-" + label + ".log");
+  return std::make_unique<lean_sink>(ca.issue(), o.sink_threads, sink_protocol(o));
+}
+}  // namespace
+
 dispatcher_setup::dispatcher_setup(const options& o, const std::string& label)
-    : opts_(o), label_(label), sink_(ca_.issue(), o.sink_threads, sink_protocol(o)) {}
+    : opts_(o), label_(label), sink_(make_sink(o, ca_, label)) {}
 
 void dispatcher_setup::set_wake_mode(const std::string& mode) {
   pg conn(db_.conninfo());
@@ -52,7 +63,7 @@ void dispatcher_setup::start(bool wait, const std::string& label) {
       {"OUTBOX_METRICS_ADDRESS", ""},
       {"OUTBOX_EXTRA_CA_FILE", ca_.cert_pem_file().string()},
   };
-  for (const auto& kv : destination_env(opts_, sink_)) env.push_back(kv);
+  for (const auto& kv : destination_env(opts_, *sink_)) env.push_back(kv);
   if (opts_.claim_batch) env.emplace_back("OUTBOX_CLAIM_BATCH", std::to_string(*opts_.claim_batch));
   if (opts_.max_in_flight) env.emplace_back("OUTBOX_MAX_IN_FLIGHT", std::to_string(*opts_.max_in_flight));
   if (!opts_.wake.empty()) env.emplace_back("OUTBOX_WAKE_MODE", opts_.wake);
@@ -132,6 +143,7 @@ void window::begin(pg* conn) {
     checkpoints0 = conn->scalar(checkpoints_sql);
   }
   d0 = dispatchers_cpu();
+  if (sink > 0) sink0 = sample_process(sink).cpu_seconds;
   cluster_.mark();
   pg0 = cluster_.seconds();
   self0 = self_cpu_seconds();
@@ -142,6 +154,7 @@ void window::begin(pg* conn) {
 void window::end(pg& conn) {
   const auto s = sample_process(dispatcher_);
   d1 = dispatchers_cpu();
+  if (sink > 0) sink1 = sample_process(sink).cpu_seconds;
   hwm = s.hwm_mb;
   pg1 = cluster_.seconds();
   const auto per_pid = cluster_.since_mark();
@@ -200,6 +213,7 @@ json window::figures(double rows) const {
           {"postgres_cores", wall > 0 ? (pg1 - pg0) / wall : 0.0},
           {"postgres_cpu_seconds_by_process", by_role},
           {"bench_process_cpu_seconds", self1 - self0},
+          {"receiver_process_cpu_seconds", sink > 0 ? json(sink1 - sink0) : json(nullptr)},
           {"machine_busy_cores", wall > 0 ? (m1.busy - m0.busy) / wall : 0.0},
           {"machine_cores", static_cast<double>(std::thread::hardware_concurrency())}};
 }
@@ -239,8 +253,7 @@ std::string describe_log_problems(const json& problems) {
   return text;
 }
 
-json finish(dispatcher_setup& s, pg& conn, window& w, const std::vector<lean_sink::hit>& hits,
-            std::size_t expected_rows) {
+json finish(dispatcher_setup& s, pg& conn, window& w, const std::vector<sink_hit>& hits, std::size_t expected_rows) {
   double others_cpu = 0;
   for (auto& other : s.others()) others_cpu += other->terminate(30s).cpu_seconds;
   const auto stop = s.proc().terminate(30s);
@@ -262,7 +275,8 @@ json finish(dispatcher_setup& s, pg& conn, window& w, const std::vector<lean_sin
   out["states"] = state_counts(conn);
   out["attempt_log_rows"] = conn.scalar("SELECT count(*) FROM event_delivery_attempt");
   out["rows_with_retries"] = conn.scalar("SELECT count(*) FROM event_delivery WHERE attempts > 1");
-  out["sink_tls_sessions"] = s.sink().connections();
+  if (s.sink().connections() > 0) out["sink_tls_sessions"] = s.sink().connections();
+  out["requests_refused_by_receiver"] = s.sink().refused();
   out["dispatcher_cpu_seconds_total"] = stop.cpu_seconds + others_cpu;
   out["dispatchers"] = 1 + s.others().size();
   // VmHWM of the dispatcher's own address space (peak resident set since exec),

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/lean_sink.hpp"
+#include "bench/event_sink.hpp"
 #include "bench/support.hpp"
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/test_tls.hpp"
@@ -39,7 +39,7 @@ class dispatcher_setup {
   [[nodiscard]] double rss_ready_mb() const { return rss_ready_mb_; }
 
   test::scratch_database& db() { return db_; }
-  lean_sink& sink() { return sink_; }
+  event_sink& sink() { return *sink_; }
   child_process& proc() { return *proc_; }
   // The other dispatchers (options::dispatchers - 1), started with the first
   // under their own instance names.
@@ -53,7 +53,7 @@ class dispatcher_setup {
   std::string label_;
   test::scratch_database db_;
   test::test_ca ca_{"outbox bench CA"};
-  lean_sink sink_;
+  std::unique_ptr<event_sink> sink_;
   std::unique_ptr<child_process> proc_;
   std::vector<std::unique_ptr<child_process>> others_;
   nlohmann::json settings_ = nlohmann::json::object();
@@ -78,6 +78,8 @@ struct window {
   pid_t dispatcher_;
   cluster_cpu& cluster_;
   std::vector<pid_t> others;  // further dispatchers: their CPU counts as the dispatcher's
+  pid_t sink = -1;            // the receiver's process, when it has one of its own
+  double sink0 = 0, sink1 = 0;
   double d0 = 0, d1 = 0, pg0 = 0, pg1 = 0, self0 = 0, self1 = 0, hwm = 0;
   std::int64_t wal0 = -1, wal1 = -1, checkpoints0 = 0, checkpoints1 = 0;
   nlohmann::json by_role = nlohmann::json::object();
@@ -96,7 +98,7 @@ struct window {
 
 // Stops the dispatcher and reports requests, duplicates, missing keys, row
 // states and the dispatcher's memory and exit.
-nlohmann::json finish(dispatcher_setup& s, pg& conn, window& w, const std::vector<lean_sink::hit>& hits,
+nlohmann::json finish(dispatcher_setup& s, pg& conn, window& w, const std::vector<sink_hit>& hits,
                       std::size_t expected_rows);
 
 }  // namespace outbox::bench

@@ -24,33 +24,30 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "bench/event_sink.hpp"
 #include "tests/support/test_tls.hpp"
 
 namespace outbox::bench {
 
-class lean_sink {
+class lean_sink final : public event_sink {
  public:
   enum class protocol { webhook, meta };
 
-  struct hit {
-    std::string key;  // webhook-id or event_id; empty when the request had none
-    std::chrono::steady_clock::time_point at;
-    std::chrono::system_clock::time_point wall;  // the same instant, wall clock (to compare with created_at)
-  };
+  using hit = sink_hit;
 
   // Listens on 127.0.0.1 (random port) with `cert`, on `threads` threads.
   lean_sink(const test::certificate_pem& cert, int threads, protocol p = protocol::webhook);
-  ~lean_sink();
+  ~lean_sink() override;
   lean_sink(const lean_sink&) = delete;
   lean_sink& operator=(const lean_sink&) = delete;
 
   [[nodiscard]] std::uint16_t port() const;
-  [[nodiscard]] std::string url(std::string_view path) const;
-  [[nodiscard]] std::size_t count() const;        // events received so far (webhook: requests)
-  [[nodiscard]] std::size_t requests() const;     // requests answered so far
-  [[nodiscard]] std::size_t connections() const;  // TLS sessions established
+  [[nodiscard]] std::string url(std::string_view path) const override;
+  [[nodiscard]] std::size_t count() const override;        // events received so far (webhook: requests)
+  [[nodiscard]] std::size_t requests() const override;     // requests answered so far
+  [[nodiscard]] std::size_t connections() const override;  // TLS sessions established
   // A copy of the events from index `from` on, in arrival order.
-  [[nodiscard]] std::vector<hit> hits(std::size_t from = 0) const;
+  [[nodiscard]] std::vector<hit> hits(std::size_t from = 0) const override;
   void stop();
 
   struct state;  // shared with the session coroutines

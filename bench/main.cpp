@@ -39,9 +39,10 @@ commands:
                  --claim-batch (500): what the database can do with no dispatcher (not part of `all`)
   crm            the set-up a CRM runs: one signed webhook destination at CONCURRENCY 10, then 50
                  (--crm-concurrency), other settings at their defaults: drain of --rows (20000) rows
-                 inserted by one statement, then latency at --rate for --seconds (10) from 4 producers;
-                 CPU per event (PostgreSQL, dispatcher, sink), WAL, RSS, and statements per event by
-                 role when pg_stat_statements is loaded (not part of `all`)
+                 inserted by one statement, then latency at --rate for --seconds (10) from 4 producers,
+                 delivered to a Node receiver in a process of its own (--sink); CPU per event
+                 (PostgreSQL, dispatcher, receiver), WAL, RSS, and statements per event by role when
+                 pg_stat_statements is loaded (not part of `all`)
   paused-backlog claims of 10 rows while a Meta destination is paused with --paused-rows due rows
                  (0,200000,2000000): the engine's claim and the single scan, ms and buffers (not part of `all`)
   migration-stall  a table of --rows (2000000) rows at migration 0006, a CRM inserting every 5 ms, then
@@ -83,6 +84,9 @@ options:
   --env NAME=VALUE      any other dispatcher variable (repeatable)
   --no-sign             no webhook secret (requests are not HMAC-signed)
   --sink-threads N      threads of the in-process HTTPS sink (1)
+  --sink lean|receiver  where requests go: the in-process lean sink, or a Node HTTPS receiver in a
+                        process of its own that checks each signature and parses each body (crm's
+                        default; lean for every other scenario)
   --dispatchers N       throughput/drain: dispatcher processes against the one database (1)
   --fleet LIST          fleet: the --dispatchers of each drain (1,2,4)
   --preload-sent N      ceiling: N `sent` rows in the table before measuring (0)
@@ -151,6 +155,7 @@ options parse(int argc, char** argv) {
     else if (a == "--wake") o.wake = next();
     else if (a == "--no-sign") o.sign = false;
     else if (a == "--sink-threads") o.sink_threads = std::stoi(next());
+    else if (a == "--sink") o.sink = next();
     else if (a == "--dispatchers") o.dispatchers = std::stoi(next());
     else if (a == "--fleet") o.fleet_sizes = int_list(next());
     else if (a == "--preload-sent") o.preload_sent = std::stoll(next());
@@ -170,6 +175,10 @@ options parse(int argc, char** argv) {
       o.wake_poll_ms < 1 || o.meta_batch < 1 || o.wake_clients.empty() || o.dispatchers < 1 || o.fleet_sizes.empty() ||
       o.preload_sent < 0)
     throw std::invalid_argument("numbers must be positive");
+  if (o.sink.empty()) o.sink = o.command == "crm" ? "receiver" : "lean";
+  if (o.sink != "lean" && o.sink != "receiver") throw std::invalid_argument("--sink: lean or receiver");
+  if (o.sink == "receiver" && o.provider != "webhook")
+    throw std::invalid_argument("--sink receiver speaks webhook only (--provider webhook)");
   for (int c : o.wake_clients)
     if (c < 1) throw std::invalid_argument("--wake-clients: client counts must be positive");
   if (o.dispatcher.empty()) o.dispatcher = self_dir() + "/dispatcher";

@@ -408,4 +408,14 @@ double ms_between(steady::time_point a, steady::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+bool reset_statements(pg& admin) {
+  try {
+    (void)admin.exec("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    (void)admin.exec("SELECT pg_stat_statements_reset()");
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace outbox::bench

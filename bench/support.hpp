@@ -66,6 +66,14 @@ struct options {
   std::vector<std::pair<std::string, std::string>> extra_env;
 
   int sink_threads = 1;
+  // Reset pg_stat_statements where a drain or latency window's statements
+  // begin (the drain: before the spawn; latency: once the dispatcher is ready),
+  // so the set-up's migration and inserts are not counted (crm).
+  bool count_statements = false;
+  // "lean": the in-process sink (bench/lean_sink.hpp); "receiver": a Node HTTPS
+  // receiver in a process of its own (bench/receiver_process.hpp, webhook only).
+  // Empty: receiver for crm, lean for every other scenario.
+  std::string sink;
   int dispatchers = 1;                       // dispatcher processes against the one database (throughput, drain)
   std::vector<int> fleet_sizes{1, 2, 4};     // fleet: --dispatchers of each drain
   std::int64_t preload_sent = 0;             // ceiling: `sent` rows in the table before measuring
@@ -215,6 +223,10 @@ struct machine_cpu {
 
 // The scenarios; each returns its figures as a JSON object.
 // drain: insert every row first, then start the dispatcher and time it alone.
+// SELECT pg_stat_statements_reset() (creating the extension): false when the
+// library is not loaded (shared_preload_libraries).
+bool reset_statements(pg& admin);
+
 nlohmann::json run_throughput(const options& o, bool drain);
 nlohmann::json run_latency(const options& o);
 nlohmann::json run_trigger_cost(const options& o);

@@ -49,7 +49,7 @@ lean_sink::protocol sink_protocol(const options& o) {
   return o.provider == "meta" ? lean_sink::protocol::meta : lean_sink::protocol::webhook;
 }
 
-std::vector<std::pair<std::string, std::string>> destination_env(const options& o, const lean_sink& sink) {
+std::vector<std::pair<std::string, std::string>> destination_env(const options& o, const event_sink& sink) {
   const std::string prefix = o.provider == "meta" ? "OUTBOX_DEST__META__DEFAULT__" : "OUTBOX_DEST__WEBHOOK__DEFAULT__";
   std::vector<std::pair<std::string, std::string>> env;
   if (o.provider == "meta") {
@@ -64,6 +64,8 @@ std::vector<std::pair<std::string, std::string>> destination_env(const options& 
   if (o.concurrency) env.emplace_back(prefix + "CONCURRENCY", std::to_string(*o.concurrency));
   return env;
 }
+
+std::string webhook_secret_for(const options& o) { return o.sign ? webhook_secret : ""; }
 
 std::string webhook_payload(std::int64_t lead) {
   std::string p = webhook_template;

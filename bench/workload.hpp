@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/event_sink.hpp"
 #include "bench/lean_sink.hpp"
 #include "bench/support.hpp"
 
@@ -28,7 +29,10 @@ struct workload {
 [[nodiscard]] lean_sink::protocol sink_protocol(const options& o);
 
 // The dispatcher's destination settings (OUTBOX_DEST__...) pointing at `sink`.
-[[nodiscard]] std::vector<std::pair<std::string, std::string>> destination_env(const options& o, const lean_sink& sink);
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> destination_env(const options& o,
+                                                                               const event_sink& sink);
+// The webhook destination's signing secret ("" with --no-sign).
+[[nodiscard]] std::string webhook_secret_for(const options& o);
 
 // One webhook row's payload for lead `lead` (the latency scenario's producers).
 [[nodiscard]] std::string webhook_payload(std::int64_t lead);

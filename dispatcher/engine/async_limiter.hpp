@@ -40,6 +40,9 @@ class async_limiter {
     if (used_ > 0) --used_;
   }
 
+  // Callers waiting for a slot now.
+  [[nodiscard]] std::size_t waiting() const noexcept { return waiters_.size(); }
+
   void abort_waiters() {
     aborted_ = true;
     while (!waiters_.empty()) {

@@ -39,4 +39,11 @@ void destination_registry::abort_waiters() {
   for (auto& [key, d] : by_key_) d->limiter.abort_waiters();
 }
 
+bool destination_registry::rows_wait_for_slots() const {
+  for (const auto& [key, d] : by_key_) {
+    if (d->limiter.waiting() > 0) return true;
+  }
+  return false;
+}
+
 }  // namespace outbox

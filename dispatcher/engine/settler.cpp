@@ -15,7 +15,14 @@ using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 constexpr std::size_t max_batch = 1000;
 constexpr std::size_t flush_at_once = 64;  // outcomes that end the settle window early
-constexpr auto reconnect_delay = 1s;       // only when the connect itself failed
+// While rows wait inside the process for a destination's slot, the
+// destination sets the pace, not the database: after a settle, outcomes wait
+// up to this long (or for flush_at_once of them) to share the next one. With a
+// receiver at CONCURRENCY 10 each settle otherwise took the 16 outcomes that
+// arrived while the last one ran, and each statement's fixed cost (about
+// 0.26 ms, and a commit) was paid by few rows (issue 29).
+constexpr auto backlog_settle_window = 20ms;
+constexpr auto reconnect_delay = 1s;  // only when the connect itself failed
 // A database-wide refusal (read-only, disk full, a cancel, a lock or statement
 // timeout, a deadlock): the same outcomes go again after this, doubled each
 // time up to the longest, on a new connection.
@@ -68,10 +75,11 @@ bool settler::requests_out() const { return ctx_.in_flight.size() > queue_.size(
 
 // After an idle spell the first outcome waits up to the settle window for
 // others, so a trickle of outcomes shares statements and commits. Outcomes that
-// arrive while a settle runs need no window: they queue behind it.
-asio::awaitable<void> settler::async_gather() {
-  if (ctx_.cfg.settle_window <= steady::duration::zero()) co_return;
-  const auto until = steady::now() + ctx_.cfg.settle_window;
+// arrive while a settle runs need no window: they queue behind it, unless rows
+// wait for a destination's slots (backlog_settle_window).
+asio::awaitable<void> settler::async_gather(steady::duration window) {
+  if (window <= steady::duration::zero()) co_return;
+  const auto until = steady::now() + window;
   gathering_ = true;
   while (!stop_ && !queue_.empty() && queue_.size() < flush_at_once && requests_out() && steady::now() < until) {
     timer_.expires_at(until);
@@ -106,8 +114,12 @@ asio::awaitable<void> settler::async_run() {
       if (stop_) break;
       timer_.expires_after(1h);
       (void)co_await timer_.async_wait(use_tuple);
-      co_await async_gather();
+      co_await async_gather(ctx_.cfg.settle_window);
       continue;
+    }
+    if (!stop_ && ctx_.cfg.settle_window > steady::duration::zero() && queue_.size() < flush_at_once &&
+        requests_out() && ctx_.destinations.rows_wait_for_slots()) {
+      co_await async_gather(backlog_settle_window);
     }
     if (stop_ && steady::now() > deadline_) {
       ctx_.log.error("could not record outcomes before exit; those rows are retried after their lease expires",

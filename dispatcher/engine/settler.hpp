@@ -14,7 +14,8 @@
 //    again after a back-off (250 ms doubling to 5 s) on a new connection;
 //  - after an idle spell, outcomes gather for OUTBOX_SETTLE_WINDOW_MS (or until
 //    64 wait, or until no request is still out) so that a trickle shares
-//    statements and commits.
+//    statements and commits; while rows wait for a destination's slots, for
+//    up to 20 ms after each settle as well.
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -48,7 +49,7 @@ class settler {
   // refused: the database refused the statement for a reason of its own (not a
   // row's data): nothing was recorded, the outcomes stay queued.
   enum class flush_result { done, connection_lost, refused };
-  boost::asio::awaitable<void> async_gather();
+  boost::asio::awaitable<void> async_gather(std::chrono::steady_clock::duration window);
   boost::asio::awaitable<void> async_wait_after_refusal();
   boost::asio::awaitable<flush_result> async_flush(db::connection& conn, std::vector<db::settlement> batch);
   boost::asio::awaitable<flush_result> async_flush_alone(db::connection& conn, db::settlement s);
