@@ -39,11 +39,10 @@ void destination_registry::abort_waiters() {
   for (auto& [key, d] : by_key_) d->limiter.abort_waiters();
 }
 
-bool destination_registry::rows_wait_for_slots() const {
-  for (const auto& [key, d] : by_key_) {
-    if (d->limiter.waiting() > 0) return true;
-  }
-  return false;
+std::size_t destination_registry::rows_waiting_for_slots() const {
+  std::size_t rows = 0;
+  for (const auto& [key, d] : by_key_) rows += d->limiter.waiting();
+  return rows;
 }
 
 }  // namespace outbox

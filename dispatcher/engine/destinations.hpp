@@ -45,8 +45,8 @@ class destination_registry {
   // nullptr when (provider, name) is not configured.
   [[nodiscard]] destination* find(std::string_view provider, std::string_view name);
   void abort_waiters();
-  // Some row waits for a free slot of its destination (its CONCURRENCY is used up).
-  [[nodiscard]] bool rows_wait_for_slots() const;
+  // Rows waiting for a free slot of their destination (its CONCURRENCY is used up).
+  [[nodiscard]] std::size_t rows_waiting_for_slots() const;
   [[nodiscard]] std::size_t size() const { return by_key_.size(); }
   template <class F>
   void for_each(F&& f) {

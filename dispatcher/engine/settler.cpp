@@ -62,7 +62,7 @@ void settler::enqueue(db::settlement s) {
   if (!queue_.contains(id)) order_.push_back(id);
   queue_.insert_or_assign(id, std::move(s));
   if (backing_off_) return;  // new outcomes wait with the others for the database
-  if (!gathering_ || queue_.size() >= flush_at_once || !requests_out()) timer_.cancel();
+  if (!gathering_ || !worth_gathering()) timer_.cancel();
 }
 
 // Whether some row in flight still waits for its request's answer: only then
@@ -73,19 +73,31 @@ void settler::enqueue(db::settlement s) {
 // docs/benchmarks.md).
 bool settler::requests_out() const { return ctx_.in_flight.size() > queue_.size(); }
 
+// Whether the gathering outcomes may wait for more. Behind a destination's
+// slots, only while more rows wait for a slot than outcomes are held: each
+// held outcome keeps its row's room from the claimer, and once the waiting rows
+// run out the requests would stop until the settle and the next claim are done
+// (with OUTBOX_MAX_IN_FLIGHT close to CONCURRENCY, at once).
+bool settler::worth_gathering() const {
+  if (queue_.empty() || queue_.size() >= flush_at_once || !requests_out()) return false;
+  return !behind_slots_ || ctx_.destinations.rows_waiting_for_slots() > queue_.size();
+}
+
 // After an idle spell the first outcome waits up to the settle window for
 // others, so a trickle of outcomes shares statements and commits. Outcomes that
 // arrive while a settle runs need no window: they queue behind it, unless rows
 // wait for a destination's slots (backlog_settle_window).
-asio::awaitable<void> settler::async_gather(steady::duration window) {
+asio::awaitable<void> settler::async_gather(steady::duration window, bool behind_slots) {
   if (window <= steady::duration::zero()) co_return;
   const auto until = steady::now() + window;
   gathering_ = true;
-  while (!stop_ && !queue_.empty() && queue_.size() < flush_at_once && requests_out() && steady::now() < until) {
+  behind_slots_ = behind_slots;
+  while (!stop_ && worth_gathering() && steady::now() < until) {
     timer_.expires_at(until);
     (void)co_await timer_.async_wait(use_tuple);
   }
   gathering_ = false;
+  behind_slots_ = false;
 }
 
 void settler::stop(steady::time_point deadline) {
@@ -114,13 +126,10 @@ asio::awaitable<void> settler::async_run() {
       if (stop_) break;
       timer_.expires_after(1h);
       (void)co_await timer_.async_wait(use_tuple);
-      co_await async_gather(ctx_.cfg.settle_window);
+      co_await async_gather(ctx_.cfg.settle_window, false);
       continue;
     }
-    if (!stop_ && ctx_.cfg.settle_window > steady::duration::zero() && queue_.size() < flush_at_once &&
-        requests_out() && ctx_.destinations.rows_wait_for_slots()) {
-      co_await async_gather(backlog_settle_window);
-    }
+    if (!stop_ && ctx_.cfg.settle_window > steady::duration::zero()) co_await async_gather(backlog_settle_window, true);
     if (stop_ && steady::now() > deadline_) {
       ctx_.log.error("could not record outcomes before exit; those rows are retried after their lease expires",
                      {{"rows", queue_.size()}});

@@ -14,8 +14,8 @@
 //    again after a back-off (250 ms doubling to 5 s) on a new connection;
 //  - after an idle spell, outcomes gather for OUTBOX_SETTLE_WINDOW_MS (or until
 //    64 wait, or until no request is still out) so that a trickle shares
-//    statements and commits; while rows wait for a destination's slots, for
-//    up to 20 ms after each settle as well.
+//    statements and commits; while more rows wait for a destination's slots
+//    than outcomes are held, for up to 20 ms after each settle as well.
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -49,12 +49,14 @@ class settler {
   // refused: the database refused the statement for a reason of its own (not a
   // row's data): nothing was recorded, the outcomes stay queued.
   enum class flush_result { done, connection_lost, refused };
-  boost::asio::awaitable<void> async_gather(std::chrono::steady_clock::duration window);
+  // behind_slots: the wait after a settle while rows wait for destination slots.
+  boost::asio::awaitable<void> async_gather(std::chrono::steady_clock::duration window, bool behind_slots);
   boost::asio::awaitable<void> async_wait_after_refusal();
   boost::asio::awaitable<flush_result> async_flush(db::connection& conn, std::vector<db::settlement> batch);
   boost::asio::awaitable<flush_result> async_flush_alone(db::connection& conn, db::settlement s);
   [[nodiscard]] std::vector<db::settlement> next_batch();
   [[nodiscard]] bool requests_out() const;
+  [[nodiscard]] bool worth_gathering() const;
   void apply(std::span<const db::settlement> batch, const db::settle_report& report);
   void finish(const db::settlement& s);
   void record(const db::settlement& s);
@@ -65,6 +67,7 @@ class settler {
   std::unordered_map<std::int64_t, db::settlement> queue_;
   boost::asio::steady_timer timer_;
   bool stop_ = false;
+  bool behind_slots_ = false;
   bool gathering_ = false;                               // in the settle window: only a full window's worth wakes it
   std::chrono::steady_clock::duration refusal_delay_{};  // the last wait after a refusal; zero after a success
   bool backing_off_ = false;                             // waiting out refusal_delay_: outcomes only queue
