@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,7 @@ struct sink_hit {
 class event_sink {
  public:
   virtual ~event_sink() = default;
+  [[nodiscard]] virtual std::uint16_t port() const = 0;  // on 127.0.0.1
   [[nodiscard]] virtual std::string url(std::string_view path) const = 0;
   [[nodiscard]] virtual std::size_t count() const = 0;        // events received so far (webhook: requests)
   [[nodiscard]] virtual std::size_t requests() const = 0;     // requests answered so far

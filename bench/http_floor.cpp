@@ -3,11 +3,14 @@
 // (one thread, one io_context, Asio + OpenSSL, no database, no JSON, no
 // signing, no response parsing beyond Content-Length) POSTs the webhook rows'
 // bytes over --concurrency keep-alive TLS connections to the same lean sink
-// the drain uses, and reports its own thread's CPU per request, user and
-// system apart. Whatever the dispatcher spends above this is its own work;
+// the drain uses (or, with --sink receiver, to crm's Node receiver, its
+// signature check off: these requests carry a fixed signature), and reports its
+// own thread's CPU per request, user and system apart. Whatever the dispatcher spends above this is its own work;
 // this much it cannot avoid with the sink on the same two cores.
 #include <sys/resource.h>
 #include <time.h>
+
+#include <memory>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -19,6 +22,7 @@
 #include <boost/asio/write.hpp>
 
 #include "bench/lean_sink.hpp"
+#include "bench/receiver_process.hpp"
 #include "bench/support.hpp"
 #include "bench/workload.hpp"
 #include "tests/support/test_tls.hpp"
@@ -98,7 +102,11 @@ asio::awaitable<void> async_client(floor_run& run, ssl::context& ctx, tcp::endpo
 
 json run_http_floor(const options& o) {
   test::test_ca ca;
-  lean_sink sink(ca.issue(), o.sink_threads, lean_sink::protocol::webhook);
+  std::unique_ptr<event_sink> sink_owner;
+  if (o.sink == "receiver")
+    sink_owner = std::make_unique<receiver_process>(ca.issue(), "", o.log_dir + "/receiver-floor.log");
+  else sink_owner = std::make_unique<lean_sink>(ca.issue(), o.sink_threads, lean_sink::protocol::webhook);
+  event_sink& sink = *sink_owner;
   const int connections = o.concurrency.value_or(16);  // the dispatcher's default per destination
   floor_run run;
   run.total = o.rows;
@@ -115,12 +123,14 @@ json run_http_floor(const options& o) {
     });
   }
   const double process0 = self_cpu_seconds();
+  const double receiver0 = sink.process() > 0 ? sample_process(sink.process()).cpu_seconds : 0.0;
   const thread_cpu cpu0 = this_thread_cpu();
   const auto t0 = steady::now();
   io.run();  // on this thread: its CPU is the client's alone (the sink runs on its own threads)
   const double seconds = seconds_between(t0, steady::now());
   const thread_cpu cpu1 = this_thread_cpu();
   const double process1 = self_cpu_seconds();
+  const double receiver1 = sink.process() > 0 ? sample_process(sink.process()).cpu_seconds : 0.0;
   if (failed) std::rethrow_exception(failed);
   if (run.done == 0) throw std::invalid_argument("http-floor: no request was sent (--rows must be at least 1)");
 
@@ -136,8 +146,10 @@ json run_http_floor(const options& o) {
   out["client_cpu_us_per_request"] = user_us + system_us;
   out["client_user_us_per_request"] = user_us;
   out["client_system_us_per_request"] = system_us;
+  out["sink"] = o.sink;
   out["sink_cpu_us_per_request"] =
-      ((process1 - process0) - (cpu1.user - cpu0.user) - (cpu1.system - cpu0.system)) / n * 1e6;
+      sink.process() > 0 ? (receiver1 - receiver0) / n * 1e6
+                         : ((process1 - process0) - (cpu1.user - cpu0.user) - (cpu1.system - cpu0.system)) / n * 1e6;
   out["sink_requests"] = sink.requests();
   note("http-floor: " + fmt(n / seconds) + " requests/s, client " + fmt(user_us + system_us, 1) + " us/request (user " +
        fmt(user_us, 1) + ", system " + fmt(system_us, 1) + ")");

@@ -41,7 +41,7 @@ class lean_sink final : public event_sink {
   lean_sink(const lean_sink&) = delete;
   lean_sink& operator=(const lean_sink&) = delete;
 
-  [[nodiscard]] std::uint16_t port() const;
+  [[nodiscard]] std::uint16_t port() const override;
   [[nodiscard]] std::string url(std::string_view path) const override;
   [[nodiscard]] std::size_t count() const override;        // events received so far (webhook: requests)
   [[nodiscard]] std::size_t requests() const override;     // requests answered so far

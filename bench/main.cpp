@@ -51,8 +51,8 @@ commands:
                  PostgreSQL restarts, one dispatcher is SIGKILLed and the endpoint fails 9 % of requests:
                  delivered, dead, lost, stuck, duplicates by cause, recovery time (not part of `all`)
   http-floor     --rows webhook requests over --concurrency (16) keep-alive TLS connections from a
-                 bare Asio + OpenSSL client to the same sink: the CPU floor under the dispatcher's
-                 per-request figure, no database (not part of `all`)
+                 bare Asio + OpenSSL client to the same sink (--sink receiver: crm's Node receiver):
+                 the CPU floor under the dispatcher's per-request figure, no database (not part of `all`)
 
 The database server comes from the libpq environment (PGHOST, PGPORT, PGUSER);
 each scenario creates, migrates and drops its own scratch database.

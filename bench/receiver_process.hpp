@@ -29,6 +29,7 @@ class receiver_process final : public event_sink {
   receiver_process(const receiver_process&) = delete;
   receiver_process& operator=(const receiver_process&) = delete;
 
+  [[nodiscard]] std::uint16_t port() const override { return port_; }
   [[nodiscard]] std::string url(std::string_view path) const override;
   [[nodiscard]] std::size_t count() const override { return count_.load(std::memory_order_acquire); }
   [[nodiscard]] std::size_t requests() const override { return count_.load() + refused_.load(); }

@@ -65,12 +65,13 @@ const server = createServer({ cert: readFileSync(certFile), key: readFileSync(ke
     if (problem) {
       report(`b ${problem.replace(/\n/g, ' ')}\n`);
       console.error(`refused ${req.headers['webhook-id']}: ${problem}`);
-      res.writeHead(400, { 'content-type': 'application/json' });
+      res.writeHead(400, { 'Content-Type': 'application/json', 'Content-Length': '19' });
       res.end('{"error":"refused"}');
       return;
     }
     report(`h ${req.headers['webhook-id'] || ''} ${at}\n`);
-    res.writeHead(200, { 'content-type': 'application/json' });
+    // A length, as Express's res.json() sends; Node's default would be chunked.
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '2' });
     res.end('{}');
   });
 });
