@@ -81,6 +81,12 @@ receiver_process::receiver_process(const test::certificate_pem& cert, const std:
     pollfd p{from_child_, POLLIN, 0};
     if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0 || ::read(from_child_, &c, 1) != 1) {
       ::kill(pid_, SIGKILL);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+      ::close(to_child_);
+      ::close(from_child_);
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
       throw std::runtime_error("receiver: it did not start listening; see " + log_path);
     }
     first.push_back(c);

@@ -73,8 +73,10 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-# npm fetches Google's Data Manager protos (checks/datamanager_protos). A machine
-# with Node.js from elsewhere has npm already; Debian's npm would conflict with it.
+# npm fetches Google's Data Manager protos (checks/datamanager_protos), and the
+# Node.js it brings runs the crm benchmark's webhook receiver
+# (bench/webhook_receiver.mjs). A machine with Node.js from elsewhere has npm
+# already; Debian's npm would conflict with it.
 if [ "${1:-}" != --build-only ] && ! command -v npm >/dev/null; then
   missing+=(npm)
 fi
