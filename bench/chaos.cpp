@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "bench/support.hpp"
+#include "tests/support/crm_writers.hpp"
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/test_https_server.hpp"
 #include "tests/support/test_tls.hpp"
@@ -95,26 +96,6 @@ std::set<std::string> in_flight_keys(const std::string& conninfo, const std::str
   }
 }
 
-// The CRM: one row per transaction; an insert lost to a fault is tried again.
-void crm_writer(const std::string& conninfo, std::int64_t rows, std::atomic<std::int64_t>& inserted) {
-  for (std::int64_t lead = 1; lead <= rows; ++lead) {
-    for (int tries = 0; tries < 500; ++tries) {
-      try {
-        pg conn(conninfo);
-        (void)conn.exec(
-            "SELECT enqueue_event_delivery($1::bigint, 'webhook', 'Lead', jsonb_build_object('lead', "
-            "$1::bigint))",
-            {std::to_string(lead)});
-        break;
-      } catch (const std::exception&) {
-        std::this_thread::sleep_for(20ms);
-      }
-    }
-    inserted = lead;
-    std::this_thread::sleep_for(15ms);
-  }
-}
-
 class chaos_run {
  public:
   explicit chaos_run(const options& o) : o_(o), server_(test::test_server_options{ca_.issue()}) {
@@ -161,8 +142,9 @@ json chaos_run::run() {
   const char* pg_ctl = std::getenv("PG_TEST_CTL");
   std::vector<std::unique_ptr<child_process>> dispatchers;
   for (int i = 0; i < 3; ++i) dispatchers.push_back(start("chaos-" + std::to_string(i)));
-  std::atomic<std::int64_t> inserted{0};
-  std::thread writer([&] { crm_writer(db_.conninfo(), rows, inserted); });
+  // The CRM: one row per transaction; an insert lost to a fault is tried again.
+  std::atomic<long long> inserted{0};
+  std::thread writer([&] { test::insert_one_by_one(db_.conninfo(), rows, inserted, 15ms); });
   std::set<std::string> killed_in_flight;
   int terminations = 0;
   bool restarted = false, killed = false;

@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "tests/support/crm_writers.hpp"
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 
@@ -106,24 +107,8 @@ TEST_CASE("chaos: backends terminated, a restart and a SIGKILL lose nothing; dup
 
   // The CRM: one row per transaction, about 60 a second; an insert lost to a
   // fault is simply tried again (the unique key makes it idempotent).
-  std::atomic<int> inserted{0};
-  std::thread writer([&] {
-    for (int lead = 1; lead <= rows_total; ++lead) {
-      for (int tries = 0; tries < 500; ++tries) {  // about 10 s: longer than any fault here
-        try {
-          fx.db.query(
-              "SELECT enqueue_event_delivery($1::bigint, 'webhook', 'Lead', "
-              "jsonb_build_object('lead', $1::bigint))",
-              {std::to_string(lead)});
-          break;
-        } catch (const std::exception&) {
-          std::this_thread::sleep_for(20ms);
-        }
-      }
-      inserted = lead;
-      std::this_thread::sleep_for(15ms);
-    }
-  });
+  std::atomic<long long> inserted{0};
+  std::thread writer([&] { outbox::test::insert_one_by_one(fx.db.conninfo(), rows_total, inserted, 15ms); });
 
   // The faults, on a schedule tied to the writer's progress.
   std::set<std::string> killed_in_flight;

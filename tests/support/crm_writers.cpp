@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
+
+#include <libpq-fe.h>
 
 #include "db/connection.hpp"
 #include "tests/support/run_async.hpp"
@@ -45,6 +48,32 @@ std::vector<std::string> insert_concurrently(const std::string& conninfo, int wr
   }
   for (auto& t : threads) t.join();
   return problems;
+}
+
+void insert_one_by_one(const std::string& conninfo, long long rows, std::atomic<long long>& inserted,
+                       std::chrono::milliseconds gap) {
+  // One connection kept (a new backend per row would halve the rate), made again after a fault.
+  std::unique_ptr<PGconn, decltype(&PQfinish)> conn{nullptr, &PQfinish};
+  const auto insert = [&](long long lead) {
+    if (!conn || PQstatus(conn.get()) != CONNECTION_OK) conn.reset(PQconnectdb(conninfo.c_str()));
+    if (PQstatus(conn.get()) != CONNECTION_OK) return false;
+    const std::string id = std::to_string(lead);
+    const char* values[] = {id.c_str()};
+    const std::unique_ptr<PGresult, decltype(&PQclear)> r{
+        PQexecParams(conn.get(),
+                     "SELECT enqueue_event_delivery($1::bigint, 'webhook', 'Lead', jsonb_build_object('lead', "
+                     "$1::bigint))",
+                     1, nullptr, values, nullptr, nullptr, 0),
+        &PQclear};
+    if (PQresultStatus(r.get()) == PGRES_TUPLES_OK) return true;
+    conn.reset();
+    return false;
+  };
+  for (long long lead = 1; lead <= rows; ++lead) {
+    for (int tries = 0; tries < 500 && !insert(lead); ++tries) std::this_thread::sleep_for(20ms);
+    inserted = lead;
+    std::this_thread::sleep_for(gap);
+  }
 }
 
 }  // namespace outbox::test

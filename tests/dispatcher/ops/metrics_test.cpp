@@ -16,13 +16,13 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 
 #include "dispatcher/ops/metrics.hpp"
 #include "dispatcher/ops/metrics_server.hpp"
 #include "dispatcher/ops/version.hpp"
 #include "providers/http/https_client.hpp"
 #include "providers/user_data/match_keys.hpp"
+#include "tests/support/raw_http.hpp"
 #include "tests/support/run_async.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
@@ -43,25 +43,13 @@ std::size_t open_fds() {
   return n;
 }
 
-tcp::endpoint local(std::uint16_t port) { return {asio::ip::make_address("127.0.0.1"), port}; }
+tcp::endpoint local(std::uint16_t port) { return outbox::test::loopback(port); }
 
 // Sends `request` as raw bytes (nothing when empty) and returns everything the
 // server sends until it closes the connection (or `limit` passes).
 asio::awaitable<std::string> async_exchange(asio::any_io_executor ex, std::uint16_t port, std::string request,
                                             std::chrono::milliseconds limit = 5s) {
-  boost::beast::tcp_stream s(ex);
-  s.expires_after(limit);
-  auto [cec] = co_await s.async_connect(local(port), use_tuple);
-  if (cec) co_return "connect failed: " + cec.message();
-  if (!request.empty()) (void)co_await asio::async_write(s, asio::buffer(request), use_tuple);
-  std::string out;
-  std::array<char, 4096> buf{};
-  for (;;) {
-    auto [ec, n] = co_await s.async_read_some(asio::buffer(buf), use_tuple);
-    out.append(buf.data(), n);
-    if (ec) break;
-  }
-  co_return out;
+  co_return co_await outbox::test::async_raw_exchange(ex, port, std::move(request), limit);
 }
 
 std::string header_block(const std::string& response) { return response.substr(0, response.find("\r\n\r\n")); }

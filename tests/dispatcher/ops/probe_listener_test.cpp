@@ -4,7 +4,6 @@
 // restart a healthy pod. Real sockets, one io_context, as `dispatcher run`.
 #include <doctest/doctest.h>
 
-#include <array>
 #include <chrono>
 #include <vector>
 
@@ -15,9 +14,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 
 #include "dispatcher/ops/metrics_server.hpp"
+#include "tests/support/raw_http.hpp"
 #include "tests/support/run_async.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
@@ -31,25 +30,13 @@ namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-tcp::endpoint local(std::uint16_t port) { return {asio::ip::make_address("127.0.0.1"), port}; }
+tcp::endpoint local(std::uint16_t port) { return outbox::test::loopback(port); }
 
 // One GET; everything the server sends until it closes (or `limit` passes).
 asio::awaitable<std::string> async_get(asio::any_io_executor ex, std::uint16_t port, std::string path,
                                        std::chrono::milliseconds limit = 2s) {
-  boost::beast::tcp_stream s(ex);
-  s.expires_after(limit);
-  auto [cec] = co_await s.async_connect(local(port), use_tuple);
-  if (cec) co_return "connect failed: " + cec.message();
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-  (void)co_await asio::async_write(s, asio::buffer(request), use_tuple);
-  std::string out;
-  std::array<char, 4096> buf{};
-  for (;;) {
-    auto [ec, n] = co_await s.async_read_some(asio::buffer(buf), use_tuple);
-    out.append(buf.data(), n);
-    if (ec) break;
-  }
-  co_return out;
+  co_return co_await outbox::test::async_raw_exchange(
+      ex, port, "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", limit);
 }
 
 std::pair<bool, std::string> ready() { return {true, {}}; }
