@@ -114,6 +114,11 @@ TEST_CASE("adaptive wake: draining marks the engine awake, inserts skip pg_notif
   CHECK(skipped > 0);
   CHECK(h.logs().find("marked awake") != std::string::npos);
   // Idle for longer than the linger window: the mark is withdrawn, inserts notify again.
+  // Every row sent first: on a loaded machine a claim could find nothing before the
+  // last rows committed, go idle, and the hand-over recheck would then find those
+  // (inserted without a notification) and rightly mark the engine awake again.
+  REQUIRE(
+      eventually([&] { return h.db.scalar("SELECT count(*) FROM event_delivery WHERE state <> 'sent'") == 0; }, 10s));
   REQUIRE(eventually([&] { return !marked_awake(h); }, 5s));
   CHECK(h.db.scalar("SELECT count(*) FROM outbox_dispatcher_awake") == 0);
   h.enqueue(lead++, "AfterIdle");
