@@ -55,7 +55,12 @@ asio::awaitable<void> maintenance::async_run() {
   bool retry = false;
   while (!stop_) {
     if (!reload_requested_) {
-      timer_.expires_after(std::min<steady::duration>(retry ? retry_delay : renew_every, next_sweep - steady::now()));
+      // A sweep the database kept from running stays due; waiting for it then
+      // would not wait at all (the maintenance connection retried about every
+      // 2 ms, a log line each, through a whole outage). A retry waits its delay,
+      // and while stopping no sweep is due.
+      const steady::duration until_sweep = ctx_.stopping ? renew_every : next_sweep - steady::now();
+      timer_.expires_after(retry ? retry_delay : std::min<steady::duration>(renew_every, until_sweep));
       (void)co_await timer_.async_wait(use_tuple);
     }
     if (stop_) break;

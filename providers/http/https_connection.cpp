@@ -76,35 +76,50 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
   return {transport_error::tls_handshake, "TLS handshake with " + where + " failed: " + ec.message()};
 }
 
-// Asio's host-name check only answers yes or no; record why it said no so the
-// handshake error names the mismatch instead of "unspecified".
-class verify_host_name {
+// The two transports an exchange runs on: the socket itself (http://) and TLS
+// on it (https://), each with its own way to keep the deadline.
+class plain_transport {
  public:
-  verify_host_name(std::string host, bool is_ip) : check_(std::move(host)), is_ip_(is_ip) {}
-
-  bool operator()(bool preverified, ssl::verify_context& ctx) const {
-    if (!preverified) return false;
-    if (check_(preverified, ctx)) return true;
-    X509_STORE_CTX_set_error(ctx.native_handle(),
-                             is_ip_ ? X509_V_ERR_IP_ADDRESS_MISMATCH : X509_V_ERR_HOSTNAME_MISMATCH);
-    return false;
+  plain_transport(beast::tcp_stream& stream, clock::time_point deadline) : stream_(stream) {
+    stream_.expires_at(deadline);  // every operation on the stream, write and read together
+  }
+  asio::awaitable<std::tuple<error_code, std::size_t>> async_write(asio::const_buffer data) {
+    co_return co_await asio::async_write(stream_, data, use_tuple);
+  }
+  asio::awaitable<std::tuple<error_code, std::size_t>> async_read_some(asio::mutable_buffer room) {
+    co_return co_await stream_.async_read_some(room, use_tuple);
   }
 
  private:
-  ssl::host_name_verification check_;
-  bool is_ip_;
+  beast::tcp_stream& stream_;
+};
+
+class tls_transport {
+ public:
+  tls_transport(tls_session& session, clock::time_point deadline)
+      : session_(session), guard_(session.watch(deadline)) {}
+  asio::awaitable<std::tuple<error_code, std::size_t>> async_write(asio::const_buffer data) {
+    co_return co_await session_.async_write(data);
+  }
+  asio::awaitable<std::tuple<error_code, std::size_t>> async_read_some(asio::mutable_buffer room) {
+    co_return co_await session_.async_read_some(room);
+  }
+
+ private:
+  tls_session& session_;
+  tls_session::deadline_guard guard_;
 };
 
 // Reads until the reader holds a final response or something fails.
-template <class Stream>
-asio::awaitable<error_code> async_read_response(Stream& stream, http_response_reader& reader) {
+template <class Transport>
+asio::awaitable<error_code> async_read_response(Transport& transport, http_response_reader& reader) {
   // Most answers are a few hundred bytes. A 64 KB room for each was a fresh
   // allocation, page faults included, on every request; the room doubles
   // whenever a read fills it.
   std::size_t room = 4096;
   for (;;) {
     const auto buffer = reader.prepare(room);
-    auto [read_ec, n] = co_await stream.async_read_some(buffer, use_tuple);
+    auto [read_ec, n] = co_await transport.async_read_some(buffer);
     if (n == buffer.size() && room < 64 * 1024) room *= 2;
     if (auto parse_ec = reader.commit(n)) co_return parse_ec;
     if (reader.done()) co_return error_code{};
@@ -113,21 +128,19 @@ asio::awaitable<error_code> async_read_response(Stream& stream, http_response_re
   }
 }
 
-template <class Stream>
-asio::awaitable<exchange_outcome> async_exchange_on(Stream& stream, connection& conn, const wire_request& request,
+template <class Transport>
+asio::awaitable<exchange_outcome> async_exchange_on(Transport& transport, const wire_request& request,
                                                     const std::string& where, const response_limits& limits,
-                                                    clock::time_point deadline) {
+                                                    milliseconds budget) {
   exchange_outcome out;
-  const milliseconds budget = left_until(deadline);
-  conn.tcp().expires_at(deadline);  // one deadline for write and read together
 
   // Two writes, not one of a two-buffer std::array: through Boost 1.81's TLS
   // stream that write never completed for a large body (the https_client test
   // "a large body arrives whole..." fails with it).
-  auto [write_ec, written] = co_await asio::async_write(stream, asio::buffer(request.bytes), use_tuple);
+  auto [write_ec, written] = co_await transport.async_write(asio::buffer(request.bytes));
   if (!write_ec && !request.large_body.empty()) {
     std::size_t body_written = 0;
-    std::tie(write_ec, body_written) = co_await asio::async_write(stream, asio::buffer(request.large_body), use_tuple);
+    std::tie(write_ec, body_written) = co_await transport.async_write(asio::buffer(request.large_body));
     written += body_written;
   }
   out.wrote_bytes = written > 0;
@@ -139,7 +152,7 @@ asio::awaitable<exchange_outcome> async_exchange_on(Stream& stream, connection& 
   out.wrote_all = true;
 
   http_response_reader reader{limits, request.head};
-  if (const error_code read_ec = co_await async_read_response(stream, reader)) {
+  if (const error_code read_ec = co_await async_read_response(transport, reader)) {
     out.error = read_failure(read_ec, where, budget, limits);
     out.closed_before_response = !reader.got_some() && is_peer_closed(read_ec);
     co_return out;
@@ -150,22 +163,22 @@ asio::awaitable<exchange_outcome> async_exchange_on(Stream& stream, connection& 
 }
 
 asio::awaitable<void> async_retire(connection_ptr conn, milliseconds timeout) {
-  conn->tcp().expires_after(timeout);
-  auto [ec] = co_await conn->stream.async_shutdown(use_tuple);
-  (void)ec;  // stream_truncated or eof are normal: the server may close first
+  const auto guard = conn->session->watch(clock::now() + timeout);
+  const error_code ec = co_await conn->session->async_shutdown();
+  (void)ec;  // a server that closed first is normal
 }
 
 }  // namespace
 
 std::string ms_text(milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
-asio::awaitable<opened> async_connect(const asio::any_io_executor& ex, ssl::context& ctx, const target_url& url,
+asio::awaitable<opened> async_connect(const asio::any_io_executor& ex, const target_url& url,
                                       std::vector<asio::ip::address> addresses, clock::time_point deadline,
                                       milliseconds budget) {
   std::vector<tcp::endpoint> endpoints;
   for (const auto& address : addresses) endpoints.emplace_back(address, url.port);
   opened out;
-  auto conn = std::make_unique<connection>(ex, ctx, url.tls);
+  auto conn = std::make_unique<connection>(ex, url.tls);
   conn->tcp().expires_at(deadline);
   auto [connect_ec, endpoint] = co_await conn->tcp().async_connect(endpoints, use_tuple);
   (void)endpoint;
@@ -181,16 +194,25 @@ asio::awaitable<opened> async_connect(const asio::any_io_executor& ex, ssl::cont
   co_return out;
 }
 
-asio::awaitable<failure> async_handshake(connection& conn, const target_url& url, clock::time_point deadline) {
-  SSL* ssl = conn.stream.native_handle();
+asio::awaitable<failure> async_handshake(connection& conn, ssl::context& ctx, const target_url& url,
+                                         clock::time_point deadline) {
+  try {
+    conn.session.emplace(ctx.native_handle(), conn.tcp().socket());
+  } catch (const std::exception& e) {
+    co_return failure{transport_error::tls_handshake, "TLS with " + url.host_header + ": " + e.what()};
+  }
+  SSL* ssl = conn.session->native_handle();
   // SNI is for names only (RFC 6066); IP literals are still verified below.
   if (!url.host_is_ip && SSL_set_tlsext_host_name(ssl, url.host.c_str()) != 1)
     co_return failure{transport_error::tls_handshake, "cannot set TLS server name for " + url.host_header};
-  conn.stream.set_verify_mode(ssl::verify_peer);
-  conn.stream.set_verify_callback(verify_host_name{url.host, url.host_is_ip});
+  // OpenSSL checks the name (or address) with the chain (the context verifies
+  // peers): a mismatch is X509_V_ERR_HOSTNAME_MISMATCH or _IP_ADDRESS_MISMATCH.
+  const bool named = url.host_is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), url.host.c_str()) == 1
+                                    : SSL_set1_host(ssl, url.host.c_str()) == 1;
+  if (!named) co_return failure{transport_error::tls_handshake, "cannot verify TLS peers as " + url.host_header};
   const milliseconds budget = left_until(deadline);
-  conn.tcp().expires_at(deadline);
-  auto [ec] = co_await conn.stream.async_handshake(ssl::stream_base::client, use_tuple);
+  const auto guard = conn.session->watch(deadline);
+  const error_code ec = co_await conn.session->async_handshake();
   if (ec) co_return handshake_failure(ec, ssl, url.host_header, budget);
   co_return failure{};
 }
@@ -198,8 +220,13 @@ asio::awaitable<failure> async_handshake(connection& conn, const target_url& url
 asio::awaitable<exchange_outcome> async_exchange(connection& conn, const wire_request& request,
                                                  const std::string& where, const response_limits& limits,
                                                  clock::time_point deadline) {
-  if (conn.tls) co_return co_await async_exchange_on(conn.stream, conn, request, where, limits, deadline);
-  co_return co_await async_exchange_on(conn.tcp(), conn, request, where, limits, deadline);
+  const milliseconds budget = left_until(deadline);
+  if (conn.session) {
+    tls_transport transport(*conn.session, deadline);
+    co_return co_await async_exchange_on(transport, request, where, limits, budget);
+  }
+  plain_transport transport(conn.tcp(), deadline);
+  co_return co_await async_exchange_on(transport, request, where, limits, budget);
 }
 
 // One recv with MSG_DONTWAIT: toggling the socket's non-blocking mode around
@@ -216,7 +243,7 @@ bool peer_has_closed(connection& conn) {
 }
 
 void retire(const asio::any_io_executor& ex, connection_ptr conn, milliseconds timeout) {
-  if (!conn->tls) return;  // closing the socket is all plain HTTP needs
+  if (!conn->session) return;  // closing the socket is all plain HTTP needs
   asio::co_spawn(ex, async_retire(std::move(conn), timeout), asio::detached);
 }
 

@@ -13,26 +13,25 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "providers/http/http_request_builder.hpp"
 #include "providers/http/http_response_reader.hpp"
 #include "providers/http/http_types.hpp"
+#include "providers/http/tls_session.hpp"
 
 namespace outbox::providers::detail {
 
 using clock = std::chrono::steady_clock;
 
 struct connection {
-  connection(const boost::asio::any_io_executor& ex, boost::asio::ssl::context& ctx, bool use_tls)
-      : stream(ex, ctx), tls(use_tls) {}
+  connection(const boost::asio::any_io_executor& ex, bool use_tls) : stream(ex), tls(use_tls) {}
 
-  // Plain http:// connections use only the lowest layer of this stream.
-  boost::beast::ssl_stream<boost::beast::tcp_stream> stream;
+  boost::beast::tcp_stream stream;
+  std::optional<tls_session> session;  // https:// once async_handshake has started it
   bool tls;
   clock::time_point idle_since{};
 
-  [[nodiscard]] boost::beast::tcp_stream& tcp() { return boost::beast::get_lowest_layer(stream); }
+  [[nodiscard]] boost::beast::tcp_stream& tcp() { return stream; }
 };
 using connection_ptr = std::unique_ptr<connection>;
 
@@ -62,14 +61,14 @@ struct exchange_outcome {
 // TCP connection to the first of `addresses` that accepts, by `deadline`;
 // `budget` only names the timeout in the error text.
 [[nodiscard]] boost::asio::awaitable<opened> async_connect(const boost::asio::any_io_executor& ex,
-                                                           boost::asio::ssl::context& ctx, const target_url& url,
+                                                           const target_url& url,
                                                            std::vector<boost::asio::ip::address> addresses,
                                                            clock::time_point deadline,
                                                            std::chrono::milliseconds budget);
 
 // TLS handshake with SNI and certificate + host name verification, by `deadline`.
-[[nodiscard]] boost::asio::awaitable<failure> async_handshake(connection& conn, const target_url& url,
-                                                              clock::time_point deadline);
+[[nodiscard]] boost::asio::awaitable<failure> async_handshake(connection& conn, boost::asio::ssl::context& ctx,
+                                                              const target_url& url, clock::time_point deadline);
 
 // Writes `request` and reads its final response through http_response_reader, by `deadline`.
 [[nodiscard]] boost::asio::awaitable<exchange_outcome> async_exchange(connection& conn, const wire_request& request,

@@ -10,6 +10,7 @@
 #include <future>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -82,6 +83,7 @@ struct server_state {
   // Fixed after construction.
   asio::any_io_executor ex;
   std::optional<ssl::context> tls;
+  bool answer_before_body = false;
   tcp::acceptor acceptor;
   std::uint16_t port = 0;
 
@@ -104,7 +106,7 @@ struct server_state {
 };
 
 server_state::server_state(asio::any_io_executor executor, const test_server_options& opts)
-    : ex(std::move(executor)), acceptor(ex) {
+    : ex(std::move(executor)), answer_before_body(opts.answer_before_body), acceptor(ex) {
   if (opts.certificate) {
     tls.emplace(ssl::context::tls_server);
     tls->use_certificate_chain(asio::buffer(opts.certificate->cert));
@@ -225,12 +227,19 @@ asio::awaitable<bool> async_serve(server_state& st, Stream& stream, live_session
     me.now = live_session::phase::idle;
     http::request_parser<http::string_body> parser;
     parser.body_limit(request_body_limit);
-    auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, use_tuple);
+    error_code read_ec;
+    if (st.answer_before_body) {
+      std::tie(read_ec, std::ignore) = co_await http::async_read_header(stream, buffer, parser, use_tuple);
+    } else {
+      std::tie(read_ec, std::ignore) = co_await http::async_read(stream, buffer, parser, use_tuple);
+    }
     if (read_ec) co_return false;  // the client left, or we closed the socket
     me.now = live_session::phase::busy;
 
     const bool client_keeps_alive = parser.get().keep_alive();
-    const response_plan plan = st.record(to_record(parser.release(), number));
+    const bool body_pending = !parser.is_done();
+    const response_plan plan =
+        st.record(to_record(body_pending ? http::request<http::string_body>(parser.get()) : parser.release(), number));
     if (plan.delay > milliseconds::zero()) {
       me.timer->expires_after(plan.delay);
       auto [ec] = co_await me.timer->async_wait(use_tuple);
@@ -251,6 +260,11 @@ asio::awaitable<bool> async_serve(server_state& st, Stream& stream, live_session
     auto [write_ec, written] = co_await http::async_write(stream, res, use_tuple);
     st.written += written;
     if (write_ec) co_return false;
+    if (body_pending) {  // answered early: the body still comes, and is dropped
+      auto [body_ec, body_read] = co_await http::async_read(stream, buffer, parser, use_tuple);
+      (void)body_read;
+      if (body_ec) co_return false;
+    }
     if (!res.keep_alive()) co_return true;
   }
 }
@@ -287,6 +301,9 @@ asio::awaitable<void> async_accept_loop(std::shared_ptr<server_state> st) {
     const std::size_t number = ++st->accepted;
     error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);  // no Nagle/delayed-ACK stalls in tests
+    // Loopback buffers hold megabytes: a small one makes a large upload wait
+    // for the server to read, as it does across a network.
+    if (st->answer_before_body) socket.set_option(asio::socket_base::receive_buffer_size(64 * 1024), ignored);
     asio::co_spawn(st->ex, async_session(st, std::move(socket), number), rethrow);
   }
 }

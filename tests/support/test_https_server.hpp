@@ -76,6 +76,10 @@ using responder = std::function<response_plan(const recorded_request&)>;
 struct test_server_options {
   // Serve TLS with this certificate (see test_ca::issue); plain HTTP when empty.
   std::optional<certificate_pem> certificate;
+  // Answer each request once its header is read, then read its body: as a
+  // server refusing an upload early does (a 413 before the body is in). The
+  // connections get a small receive buffer, so a large body waits for the read.
+  bool answer_before_body = false;
 };
 
 class test_https_server {
