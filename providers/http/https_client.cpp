@@ -4,15 +4,12 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
-#include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <openssl/ssl.h>
 #include <boost/asio/ssl.hpp>
 
-#include "providers/http/handshake_gate.hpp"
 #include "providers/http/http_request_builder.hpp"
 #include "providers/http/http_response_reader.hpp"
 #include "providers/http/https_connection.hpp"
@@ -40,9 +37,6 @@ struct addresses_or_failure {
   std::vector<asio::ip::address> addresses;  // empty on failure
   failure error;
 };
-
-// TLS handshakes to one origin at once (providers/http/handshake_gate.hpp says why).
-constexpr std::size_t handshakes_at_once = 4;
 
 [[nodiscard]] response_limits limits_from(const https_client_options& opts) {
   response_limits limits;
@@ -73,8 +67,6 @@ struct https_client::impl {
   response_limits limits_;
   ssl::context ctx_{ssl::context::tls_client};
   detail::connection_pool pool_;
-  // Per origin: a destination whose handshakes hang holds up only its own.
-  std::unordered_map<std::string, detail::handshake_gate> handshakes_;
   detail::name_lookups lookups_;
   std::string last_url_;
   std::shared_ptr<const detail::target_url> last_target_;
@@ -222,13 +214,6 @@ asio::awaitable<detail::opened> https_client::impl::async_open(const detail::tar
   detail::opened out = co_await detail::async_connect(ex_, url, std::move(lookup.addresses), connect_deadline, budget);
   if (!out.conn || !url.tls) co_return out;
   const auto handshake_deadline = std::min(clock::now() + opts_.handshake_timeout, deadline);
-  detail::handshake_gate& gate = handshakes_.try_emplace(url.origin, handshakes_at_once).first->second;
-  const detail::handshake_gate::slot turn = co_await gate.async_enter(ex_, handshake_deadline);
-  if (!turn.held())
-    co_return detail::opened{
-        nullptr, failure{transport_error::timeout, "TLS handshake with " + url.host_header + " timed out after " +
-                                                       detail::ms_text(opts_.handshake_timeout) +
-                                                       " (waiting behind the client's other handshakes)"}};
   if (failure f = co_await detail::async_handshake(*out.conn, ctx_, url, handshake_deadline);
       f.kind != transport_error::none)
     co_return detail::opened{nullptr, std::move(f)};

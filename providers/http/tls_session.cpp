@@ -35,6 +35,9 @@ tls_session::tls_session(SSL_CTX* ctx, asio::ip::tcp::socket& socket)
   SSL_set_bio(ssl_.get(), in_, out);  // the session owns both now
   // Whole records from what arrived, not a record header first and its body next.
   SSL_set_read_ahead(ssl_.get(), 1);
+  // A write reports each record that went out (as Asio's stream did), so a
+  // request cut off midway still counts as possibly delivered.
+  SSL_set_mode(ssl_.get(), SSL_MODE_ENABLE_PARTIAL_WRITE);
   SSL_set_connect_state(ssl_.get());
   watch_->socket = &socket_;
 }
