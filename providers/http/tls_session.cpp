@@ -54,7 +54,7 @@ tls_session::deadline_guard tls_session::watch(clock::time_point deadline) {
     if (ec || state->socket == nullptr || state->generation != generation) return;
     state->timed_out = true;
     error_code ignored;
-    state->socket->cancel(ignored);  // the pending wait ends; async_wait() reports the timeout
+    state->socket->cancel(ignored);  // the pending receive or wait ends and reports the timeout
   });
   return deadline_guard{*this};
 }
@@ -62,6 +62,13 @@ tls_session::deadline_guard tls_session::watch(clock::time_point deadline) {
 void tls_session::disarm() {
   ++watch_->generation;
   watchdog_.cancel();
+}
+
+// OpenSSL's error queue must be empty before a call whose status is asked
+// for, and errno must not be left from an earlier system call.
+void tls_session::fresh_error_state() {
+  ERR_clear_error();
+  errno = 0;
 }
 
 tls_session::ssl_status tls_session::status_after(int ret) const {
@@ -108,8 +115,7 @@ asio::awaitable<error_code> tls_session::async_follow(ssl_status s) {
 
 asio::awaitable<error_code> tls_session::async_handshake() {
   for (;;) {
-    ERR_clear_error();
-    errno = 0;
+    fresh_error_state();
     const int ret = SSL_do_handshake(ssl_.get());
     if (ret == 1) co_return error_code{};
     const ssl_status s = status_after(ret);
@@ -121,8 +127,7 @@ asio::awaitable<tls_session::io_result> tls_session::async_write(asio::const_buf
   const auto* bytes = static_cast<const char*>(data.data());
   std::size_t done = 0;
   while (done < data.size()) {
-    ERR_clear_error();
-    errno = 0;
+    fresh_error_state();
     std::size_t n = 0;
     // After a WANT_* the same call is repeated with the same arguments, as OpenSSL requires.
     const int ret = SSL_write_ex(ssl_.get(), bytes + done, data.size() - done, &n);
@@ -138,8 +143,7 @@ asio::awaitable<tls_session::io_result> tls_session::async_write(asio::const_buf
 
 asio::awaitable<tls_session::io_result> tls_session::async_read_some(asio::mutable_buffer room) {
   for (;;) {
-    ERR_clear_error();
-    errno = 0;
+    fresh_error_state();
     std::size_t n = 0;
     const int ret = SSL_read_ex(ssl_.get(), room.data(), room.size(), &n);
     if (ret == 1) co_return io_result(error_code{}, n);
@@ -150,8 +154,7 @@ asio::awaitable<tls_session::io_result> tls_session::async_read_some(asio::mutab
 
 asio::awaitable<error_code> tls_session::async_shutdown() {
   for (;;) {
-    ERR_clear_error();
-    errno = 0;
+    fresh_error_state();
     const int ret = SSL_shutdown(ssl_.get());
     if (ret >= 0) co_return error_code{};  // 0: ours is sent; the peer's is not awaited
     const ssl_status s = status_after(ret);

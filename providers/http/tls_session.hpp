@@ -78,6 +78,7 @@ class tls_session {
     int sys;     // errno right after the call
   };
 
+  static void fresh_error_state();
   [[nodiscard]] ssl_status status_after(int ret) const;
   // What a failed call asks for: bytes from the socket, room to write, or the error to report.
   [[nodiscard]] boost::asio::awaitable<boost::system::error_code> async_follow(ssl_status s);
