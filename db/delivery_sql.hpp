@@ -27,6 +27,12 @@ namespace outbox::db::sql {
 inline constexpr const char* claim_session_settings =
     "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), "
     "set_config('enable_seqscan', 'off', false), set_config('enable_bitmapscan', 'off', false)";
+// A claim's commit does not wait for its WAL flush (OUTBOX_CLAIM_SYNCHRONOUS_COMMIT=off):
+// the request leaves one flush sooner. A server crash may lose such a claim; its
+// rows are then due again and resent under the same idempotency key. Whatever
+// commits later with a flush (the settle of those rows, a lease renewal) makes
+// the claim durable first, as WAL is flushed in order.
+inline constexpr const char* claim_without_flush_wait = "SELECT set_config('synchronous_commit', 'off', false)";
 inline constexpr const char* settle_session_settings =
     "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), "
     "set_config('enable_seqscan', 'off', false), set_config('enable_bitmapscan', 'off', false), "

@@ -77,6 +77,9 @@ struct config {
   std::chrono::milliseconds adaptive_ttl{10000};   // an awake mark lapses this long after its last refresh
   int adaptive_wake_rate = 500;                    // rows/s found by claims that make it go awake
   int claim_batch = 100;
+  // Whether a claim's commit waits for its WAL flush. Off: a claim lost in a
+  // server crash only makes its rows claimable again (resent under the same key).
+  bool claim_synchronous_commit = false;
   int max_in_flight = 256;  // rows in flight across all destinations
   // Outcomes wait up to this long to share one settle statement (0: flush at once).
   std::chrono::milliseconds settle_window{2};

@@ -79,6 +79,16 @@ void read_wake_mode(setting_reader& r, config& cfg) {
   }
 }
 
+void read_claim_synchronous_commit(setting_reader& r, config& cfg) {
+  if (const auto value = ascii_lowercase(r.text("OUTBOX_CLAIM_SYNCHRONOUS_COMMIT", "")); value == "on") {
+    cfg.claim_synchronous_commit = true;
+  } else if (value == "off" || value.empty()) {
+    cfg.claim_synchronous_commit = false;
+  } else {
+    r.problem("OUTBOX_CLAIM_SYNCHRONOUS_COMMIT", "must be on or off" + got(value, false));
+  }
+}
+
 void read_extra_ca_file(setting_reader& r, config& cfg) {
   cfg.extra_ca_file = r.text("OUTBOX_EXTRA_CA_FILE", "");
   if (cfg.extra_ca_file.empty()) return;
@@ -177,6 +187,8 @@ constexpr std::array table{
           [](config& c, std::int64_t v) { c.adaptive_wake_rate = static_cast<int>(v); }, [](const config& c) { return n(c.adaptive_wake_rate); }),
     whole("OUTBOX_CLAIM_BATCH", "100", 1, 1000, "most rows one claim statement takes",
           [](config& c, std::int64_t v) { c.claim_batch = static_cast<int>(v); }, [](const config& c) { return n(c.claim_batch); }),
+    other("OUTBOX_CLAIM_SYNCHRONOUS_COMMIT", setting_kind::choice, "off", "on: a claim's commit waits for its WAL flush; off: a server crash may make a just-claimed row due again",
+          read_claim_synchronous_commit, [](const config& c) { return std::string{c.claim_synchronous_commit ? "on" : "off"}; }),
     whole("OUTBOX_SETTLE_WINDOW_MS", "2", 0, 1000, "how long an outcome may wait for others to share its settle statement",
           [](config& c, std::int64_t v) { c.settle_window = milliseconds{v}; }, [](const config& c) { return n(c.settle_window.count()); }),
     whole("OUTBOX_MAX_IN_FLIGHT", "256", 1, 100000, "most rows in flight across all destinations",

@@ -1,5 +1,7 @@
 #include "dispatcher/engine/db_link.hpp"
 
+#include <vector>
+
 #include "db/delivery_sql.hpp"
 
 namespace outbox {
@@ -17,11 +19,13 @@ constexpr auto server_statement_timeout = 30s;
 // small settles are prepared too and large ones planned for their size
 // (db/delivery_store.cpp). Their session settings keep a cached plan made
 // while the table was tiny from reading the whole table once it has grown
-// (db/delivery_sql.hpp says how).
-const char* session_settings(const std::string& role) {
-  if (role == "claim") return db::sql::claim_session_settings;
-  if (role == "settle") return db::sql::settle_session_settings;
-  return nullptr;
+// (db/delivery_sql.hpp says how). The claim's commit may skip its WAL flush wait
+// (OUTBOX_CLAIM_SYNCHRONOUS_COMMIT).
+std::vector<const char*> session_settings(const std::string& role, const config& cfg) {
+  if (role == "claim" && cfg.claim_synchronous_commit) return {db::sql::claim_session_settings};
+  if (role == "claim") return {db::sql::claim_session_settings, db::sql::claim_without_flush_wait};
+  if (role == "settle") return {db::sql::settle_session_settings};
+  return {};
 }
 
 }  // namespace
@@ -39,7 +43,7 @@ boost::asio::awaitable<db::connection*> db_link::async_get() {
     ctx_.log.warn("database connection failed; retrying", {{"role", role_}, {"error", fresh.error().what()}});
     co_return nullptr;
   }
-  if (const char* settings = session_settings(role_)) {
+  for (const char* settings : session_settings(role_, ctx_.cfg)) {
     auto set = co_await db::async_try(fresh->async_query(settings, {}, 5s));
     if (!set) {
       ++ctx_.metrics.db_errors;

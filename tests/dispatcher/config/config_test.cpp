@@ -247,11 +247,13 @@ TEST_CASE("every problem is reported at once, each naming its setting") {
       {"OUTBOX_DEST__WEBHOOK__DEFAULT__CONCURRENCY", "0"},
       {"OUTBOX_DEST__WEBHOOK__DEFAULT__RATE_PER_SECOND", "-1"},
       {"OUTBOX_DEST__WEBHOOK__DEFAULT__PAUSED", "maybe"},
+      {"OUTBOX_CLAIM_SYNCHRONOUS_COMMIT", "maybe"},
   });
-  CHECK(problems.size() == 15 - 1);  // base+cap give one problem between them
+  CHECK(problems.size() == 16 - 1);  // base+cap give one problem between them
   CHECK(any_starts_with(problems, "OUTBOX_CLAIM_BATCH: must be a whole number from 1 to 1000 (got \"0\")"));
   CHECK(any_starts_with(problems, "OUTBOX_POLL_INTERVAL_MS: must be a whole number from 100 to 60000"));
   CHECK(any_starts_with(problems, "OUTBOX_WAKE_MODE: must be listen or poll"));
+  CHECK(any_starts_with(problems, "OUTBOX_CLAIM_SYNCHRONOUS_COMMIT: must be on or off (got \"maybe\")"));
   CHECK(any_starts_with(problems, "OUTBOX_LOG_LEVEL: must be debug, info, warn or error"));
   CHECK(any_starts_with(problems, "OUTBOX_MAX_IN_FLIGHT:"));
   CHECK(any_starts_with(problems, "OUTBOX_NOTIFY_CHANNEL:"));

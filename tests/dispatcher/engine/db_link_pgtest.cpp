@@ -1,0 +1,60 @@
+// Each role's database session as db_link sets it up, read back from the
+// server: whether the claim's commit waits for its WAL flush
+// (OUTBOX_CLAIM_SYNCHRONOUS_COMMIT) and the cached-plan settings of the claim
+// and the settle.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+
+#include "dispatcher/config/config.hpp"
+#include "dispatcher/engine/db_link.hpp"
+#include "dispatcher/engine/engine_context.hpp"
+#include "tests/support/pg_fixture.hpp"
+#include "tests/support/run_async.hpp"
+
+// One namespace per file: test programs are unity builds (CMakeLists.txt).
+namespace db_link_pgtest {
+
+using namespace std::chrono_literals;
+using outbox::test::scratch_database;
+
+namespace {
+
+// SHOW `setting` on the session db_link opens for `role`, under `env`.
+std::string session_setting(const scratch_database& db, outbox::environment env, const std::string& role,
+                            const std::string& setting) {
+  env["DATABASE_URL"] = db.conninfo();
+  env["OUTBOX_DEST__WEBHOOK__DEFAULT__URL"] = "https://127.0.0.1:1/hook";
+  env["OUTBOX_DEST__WEBHOOK__DEFAULT__SECRET"] = "whsec_dGVzdHNlY3JldA==";
+  const outbox::config cfg = outbox::load_config(env);
+  std::ostringstream log_text;
+  outbox::logger log{outbox::log_level::error, &log_text};
+  const outbox::db::params which{setting};  // outside the coroutine: GCC 12 miscompiles braced lists inside one
+  return outbox::test::run_async([&](auto ex) -> boost::asio::awaitable<std::string> {
+    outbox::engine_context ctx(ex, cfg, log, "db-link-test");
+    outbox::db_link link(ctx, role);
+    outbox::db::connection* conn = co_await link.async_get();
+    REQUIRE(conn != nullptr);
+    auto shown = co_await conn->async_query("SELECT current_setting($1)", which, 5s);
+    co_return std::string(shown.text(0, 0));
+  });
+}
+
+}  // namespace
+
+TEST_CASE("db_link: a claim's commit skips the WAL flush wait unless OUTBOX_CLAIM_SYNCHRONOUS_COMMIT=on") {
+  scratch_database db(false);
+  CHECK(session_setting(db, {}, "claim", "synchronous_commit") == "off");
+  CHECK(session_setting(db, {{"OUTBOX_CLAIM_SYNCHRONOUS_COMMIT", "ON"}}, "claim", "synchronous_commit") == "on");
+  CHECK(session_setting(db, {{"OUTBOX_CLAIM_SYNCHRONOUS_COMMIT", "off"}}, "claim", "synchronous_commit") == "off");
+  // Outcomes, renewals and everything else always wait for their flush.
+  for (const char* role : {"settle", "maintenance", "reconciler"}) {
+    CAPTURE(role);
+    CHECK(session_setting(db, {}, role, "synchronous_commit") == "on");
+  }
+  CHECK(session_setting(db, {}, "claim", "plan_cache_mode") == "force_generic_plan");
+  CHECK(session_setting(db, {}, "settle", "enable_nestloop") == "off");
+}
+
+}  // namespace db_link_pgtest
