@@ -1,8 +1,8 @@
+// The parts of unicode_text.hpp that need no ICU library, only its UTF-8 macros
+// (inline code): the executable has them without mapping libicuuc. Case mapping
+// and the Unicode properties are in unicode_properties.cpp (the user data module).
 #include "providers/user_data/unicode_text.hpp"
 
-#include <unicode/locid.h>
-#include <unicode/uchar.h>
-#include <unicode/unistr.h>
 #include <unicode/utf8.h>
 
 #include <algorithm>
@@ -35,42 +35,20 @@ void for_each_code_point(std::string_view s, F&& f) {
 
 }  // namespace
 
-std::string to_lower(std::string_view utf8) {
-  icu::UnicodeString text = icu::UnicodeString::fromUTF8(icu::StringPiece(utf8.data(), icu_length(utf8)));
-  text.toLower(icu::Locale::getRoot());
-  std::string out;
-  text.toUTF8String(out);
-  return out;
-}
-
-bool is_blank(char32_t cp) { return cp == 0x200B || cp == 0xFEFF || u_isUWhiteSpace(static_cast<UChar32>(cp)) != 0; }
-
-bool is_punctuation(char32_t cp) {
-  if (cp < 0x80) {
-    const bool alnum = (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
-    return cp >= 0x21 && cp <= 0x7E && !alnum;
-  }
-  return u_ispunct(static_cast<UChar32>(cp)) != 0;
-}
-
 std::string_view trim(std::string_view text) {
+  // Forward only: U8_PREV would call into libicuuc (utf8_prevCharSafeBody).
   const std::int32_t length = icu_length(text);
-  std::int32_t begin = 0;
-  while (begin < length) {
-    std::int32_t next = begin;
+  std::int32_t begin = -1;  // the first code point that is not blank
+  std::int32_t end = 0;     // just after the last one
+  for (std::int32_t i = 0; i < length;) {
+    const std::int32_t start = i;
     UChar32 cp = 0;
-    U8_NEXT(bytes_of(text), next, length, cp);
-    if (cp < 0 || !is_blank(static_cast<char32_t>(cp))) break;
-    begin = next;
+    U8_NEXT(bytes_of(text), i, length, cp);
+    if (cp >= 0 && is_blank(static_cast<char32_t>(cp))) continue;
+    if (begin < 0) begin = start;
+    end = i;
   }
-  std::int32_t end = length;
-  while (end > begin) {
-    std::int32_t previous = end;
-    UChar32 cp = 0;
-    U8_PREV(bytes_of(text), begin, previous, cp);
-    if (cp < 0 || !is_blank(static_cast<char32_t>(cp))) break;
-    end = previous;
-  }
+  if (begin < 0) return text.substr(0, 0);
   return text.substr(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
 }
 

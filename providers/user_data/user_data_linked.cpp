@@ -1,4 +1,5 @@
-// In programs that link providers/user_data/phone_numbers.cpp and unicode_fold.cpp (the
+// In programs that link providers/user_data/phone_numbers.cpp, unicode_fold.cpp and
+// unicode_properties.cpp (the
 // tests, the bench, the fuzzers), the user data module is part of the program:
 // nothing to load. The `dispatcher` executable has its own definition
 // (providers/user_data/user_data_loader.cpp).

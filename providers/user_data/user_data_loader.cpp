@@ -1,10 +1,11 @@
 // The `dispatcher` executable's side of the user data module
 // (providers/user_data/user_data_module.hpp): load_user_data_module, and phone::to_e164,
-// phone::parsing_region and unicode::fold_for_match as calls into the module.
+// phone::parsing_region and unicode::fold_for_match, to_lower, is_blank and
+// is_punctuation as calls into the module.
 // This object is part of the executable itself (CMakeLists.txt), so when the
 // linker scans the provider library these are defined already and it never takes
-// providers/user_data/phone_numbers.cpp, unicode_fold.cpp or user_data_linked.cpp from it;
-// --as-needed then drops libphonenumber, protobuf and libicui18n.
+// providers/user_data/phone_numbers.cpp, unicode_fold.cpp, unicode_properties.cpp or
+// user_data_linked.cpp from it; --as-needed then drops libphonenumber, protobuf and ICU.
 #include <dlfcn.h>
 #include <sys/stat.h>
 
@@ -121,6 +122,9 @@ std::string parsing_region(std::string_view row_country, std::string_view defaul
 namespace providers::unicode {
 
 std::string fold_for_match(std::string_view utf8) { return module().fold_for_match(utf8); }
+std::string to_lower(std::string_view utf8) { return module().to_lower(utf8); }
+bool is_blank(char32_t cp) { return module().is_blank(cp); }
+bool is_punctuation(char32_t cp) { return module().is_punctuation(cp); }
 
 }  // namespace providers::unicode
 

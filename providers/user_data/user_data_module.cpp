@@ -7,7 +7,8 @@
 extern "C" __attribute__((visibility("default"))) const outbox::providers::user_data_module*
 outbox_user_data_module_v1() {
   using namespace outbox::providers;
-  static const user_data_module module{OUTBOX_BUILD_ID, OUTBOX_VERSION, &phone::to_e164, &phone::parsing_region,
-                                       &unicode::fold_for_match};
+  static const user_data_module module{OUTBOX_BUILD_ID,        OUTBOX_VERSION,           &phone::to_e164,
+                                       &phone::parsing_region, &unicode::fold_for_match, &unicode::to_lower,
+                                       &unicode::is_blank,     &unicode::is_punctuation};
   return &module;
 }

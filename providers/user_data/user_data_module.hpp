@@ -1,11 +1,11 @@
 #pragma once
 // The user data module: the parts of normalization that need libphonenumber
-// (with protobuf and abseil) or ICU's transliterator (libicui18n). Mapped, those
-// libraries keep about 3 MB resident, which a dispatcher that only sends
-// webhooks never uses. So the `dispatcher` executable does not link them: it
-// loads dispatcher-user-data.so (this interface; providers/user_data/user_data_module.cpp)
-// at start when a destination hashes user data (providers/user_data/user_data_loader.cpp).
-// Tests and tools link providers/user_data/phone_numbers.cpp and unicode_fold.cpp instead.
+// (with protobuf and abseil) or ICU (libicui18n's transliterator, libicuuc's
+// case mapping and properties). Mapped, those libraries keep about 3.6 MB
+// resident, which a dispatcher that only sends webhooks never uses. So the `dispatcher` executable does not link them:
+// it loads dispatcher-user-data.so (this interface; providers/user_data/user_data_module.cpp) at start when a
+// destination hashes user data (providers/user_data/user_data_loader.cpp). Tests and tools link
+// providers/user_data/phone_numbers.cpp, unicode_fold.cpp and unicode_properties.cpp instead.
 #include <string>
 #include <string_view>
 
@@ -14,7 +14,7 @@
 namespace outbox::providers {
 
 // What the module provides; the same functions as phone_numbers.hpp and
-// unicode::fold_for_match (unicode_text.hpp).
+// unicode::fold_for_match, to_lower, is_blank and is_punctuation (unicode_text.hpp).
 struct user_data_module {
   // Checked first, before anything else is read: the executable refuses a module
   // of another build (the layout of this struct and of what crosses it may differ).
@@ -24,6 +24,9 @@ struct user_data_module {
                                 std::string_view default_calling_code);
   std::string (*parsing_region)(std::string_view row_country, std::string_view default_calling_code);
   std::string (*fold_for_match)(std::string_view utf8);
+  std::string (*to_lower)(std::string_view utf8);
+  bool (*is_blank)(char32_t cp);
+  bool (*is_punctuation)(char32_t cp);
 };
 
 // Makes the module's functions callable before the event loop needs them. In the
