@@ -42,7 +42,6 @@ CONF
 export PGHOST=$root PGPORT=$port PGUSER=postgres PGDATABASE=postgres
 export PG_TEST_CTL="${run_as[*]} $pg_bin/pg_ctl -D $root/data -l $root/server.log -w"
 export PG_TEST_BIN=$pg_bin
-export PG_TEST_THROWAWAY_SERVER=1  # deleted on exit: tests need not drop their databases (pg_fixture.cpp)
 echo "with_postgres: PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on port $port (socket $root)"
 set +e
 "$@"

@@ -152,9 +152,11 @@ db::result scratch_database::query(const std::string& statement, db::params args
 
 scratch_database::~scratch_database() {
   kept_.reset();  // before the drop, which would terminate it
-  // scripts/with_postgres.sh deletes its server afterwards: the database can stay.
-  // A DROP DATABASE forces a checkpoint of the whole server, which writes out
-  // every other test's dirty pages too (about 0.15 s when idle, more under load).
+  // The test command's server is deleted afterwards (scripts/test.sh sets
+  // PG_TEST_THROWAWAY_SERVER): the database can stay. A DROP DATABASE forces a
+  // checkpoint of the whole server, which writes out every other test's dirty
+  // pages too (0.12 - 0.17 s when idle, more under load). Benchmarks still drop
+  // theirs: autovacuum on a left one would count in the next pass's figures.
   if (const char* throwaway = std::getenv("PG_TEST_THROWAWAY_SERVER"); throwaway && *throwaway == '1') return;
   try {
     sql_script(admin_conninfo(), "DROP DATABASE IF EXISTS " + db::quote_identifier(name_) + " WITH (FORCE)");
