@@ -24,7 +24,7 @@ LABEL org.opencontainers.image.title="outbox dispatcher" \
       org.opencontainers.image.revision="$OUTBOX_REVISION" \
       org.opencontainers.image.source="$OUTBOX_SOURCE_URL"
 # libicu72, libphonenumber8, libprotobuf32: user data normalization (docs/normalization.md);
-# the last two and ICU's i18n part only by the user data module.
+# all three only by the user data module (hashing destinations load it).
 # The ISO 3166 tables are compiled in: iso-codes is a build dependency only.
 # curl: the HEALTHCHECK below. ca-certificates: the system trust store for HTTPS.
 RUN apt-get update \

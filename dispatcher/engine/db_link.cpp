@@ -20,10 +20,20 @@ constexpr auto server_statement_timeout = 30s;
 // (db/delivery_store.cpp). Their session settings keep a cached plan made
 // while the table was tiny from reading the whole table once it has grown
 // (db/delivery_sql.hpp says how). The claim's commit may skip its WAL flush wait
-// (OUTBOX_CLAIM_SYNCHRONOUS_COMMIT).
-std::vector<const char*> session_settings(const std::string& role, const config& cfg) {
-  if (role == "claim" && cfg.claim_synchronous_commit) return {db::sql::claim_session_settings};
-  if (role == "claim") return {db::sql::claim_session_settings, db::sql::claim_without_flush_wait};
+// (OUTBOX_CLAIM_SYNCHRONOUS_COMMIT): not with a destination that holds reclaimed
+// rows for on-call (ON_EXPIRED_LEASE=hold), which must find a row whose request
+// may have gone out still in `sending` after a crash, not pending as if new.
+bool claims_skip_flush_wait(const engine_context& ctx) {
+  if (ctx.cfg.claim_synchronous_commit) return false;
+  bool holds = false;
+  ctx.destinations.for_each([&](const destination& d) { holds = holds || d.provider->hold_reclaimed(); });
+  return !holds;
+}
+
+std::vector<const char*> session_settings(const std::string& role, const engine_context& ctx) {
+  if (role == "claim" && claims_skip_flush_wait(ctx))
+    return {db::sql::claim_session_settings, db::sql::claim_without_flush_wait};
+  if (role == "claim") return {db::sql::claim_session_settings};
   if (role == "settle") return {db::sql::settle_session_settings};
   return {};
 }
@@ -43,7 +53,7 @@ boost::asio::awaitable<db::connection*> db_link::async_get() {
     ctx_.log.warn("database connection failed; retrying", {{"role", role_}, {"error", fresh.error().what()}});
     co_return nullptr;
   }
-  for (const char* settings : session_settings(role_, ctx_.cfg)) {
+  for (const char* settings : session_settings(role_, ctx_)) {
     auto set = co_await db::async_try(fresh->async_query(settings, {}, 5s));
     if (!set) {
       ++ctx_.metrics.db_errors;

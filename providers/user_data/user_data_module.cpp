@@ -5,7 +5,7 @@
 #include "providers/user_data/unicode_text.hpp"
 
 extern "C" __attribute__((visibility("default"))) const outbox::providers::user_data_module*
-outbox_user_data_module_v1() {
+outbox_user_data_module_v2() {
   using namespace outbox::providers;
   static const user_data_module module{OUTBOX_BUILD_ID,        OUTBOX_VERSION,           &phone::to_e164,
                                        &phone::parsing_region, &unicode::fold_for_match, &unicode::to_lower,

@@ -40,8 +40,9 @@ struct user_data_module {
 // (providers/user_data/user_data_linked.cpp) it does nothing.
 void load_user_data_module();
 
-// The file and its one exported function: `const user_data_module* outbox_user_data_module_v1()`.
+// The file and its one exported function: `const user_data_module* outbox_user_data_module_v2()`.
 inline constexpr const char* user_data_module_file = "dispatcher-user-data.so";
-inline constexpr const char* user_data_module_entry = "outbox_user_data_module_v1";
+// v2: to_lower, is_blank and is_punctuation joined the struct (a v1 module is refused).
+inline constexpr const char* user_data_module_entry = "outbox_user_data_module_v2";
 
 }  // namespace outbox::providers

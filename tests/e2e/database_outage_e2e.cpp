@@ -132,6 +132,41 @@ TEST_CASE("connections terminated and the server restarted mid-delivery: the dis
   CHECK(d.wait_exit(15s) == 0);
 }
 
+// A crash, not a restart: claims do not wait for their WAL flush
+// (OUTBOX_CLAIM_SYNCHRONOUS_COMMIT=off), so the last ones may be lost and their
+// rows sent again. Whatever is resent carries its first request's key and body.
+TEST_CASE("PostgreSQL crashes mid-delivery: every row is delivered; a resend repeats its key and body" *
+          doctest::test_suite("serial")) {
+  const char* pg_ctl = std::getenv("PG_TEST_CTL");
+  if (pg_ctl == nullptr || *pg_ctl == '\0') {
+    MESSAGE("PG_TEST_CTL is not set (not run by scripts/with_postgres.sh): crash not tested");
+    return;
+  }
+  e2e_fixture fx;
+  fx.server.set_fallback([](const auto&) { return response_plan::reply(200).after(20ms); });
+  auto& d = fx.start_dispatcher({{"OUTBOX_DEST__WEBHOOK__DEFAULT__CONCURRENCY", "4"}});
+  REQUIRE(d.wait_for_log("listening for new rows", 15s));
+  enqueue_range(fx, 1, 400);
+  REQUIRE(fx.server.wait_for_requests(50, 15s));
+  // Little WAL to replay at start-up, whatever earlier tests wrote.
+  outbox::test::sql_script(outbox::test::admin_conninfo(), "CHECKPOINT");
+  REQUIRE(std::system((std::string(pg_ctl) + " restart -m immediate >/dev/null 2>&1").c_str()) == 0);
+  CHECK(count_or(fx, "state = 'sent'", 400) < 400);  // it crashed mid-delivery
+  REQUIRE(eventually([&] { return count_or(fx, "state = 'sent'", 0) == 400; }, 60s));
+  CHECK(fx.count("state <> 'sent'") == 0);
+  CHECK(keys_never_received(fx) == 0);
+  std::map<std::string, std::string> first_body;
+  for (const auto& r : fx.server.requests()) {
+    const auto key = r.header("webhook-id").value_or("");
+    const auto [at, first] = first_body.emplace(key, r.body);
+    if (!first) CHECK_MESSAGE(at->second == r.body, key);
+  }
+  MESSAGE("requests sent again after the crash: " << duplicate_requests(fx));
+  CHECK(d.running());
+  d.signal(SIGTERM);
+  CHECK(d.wait_exit(15s) == 0);
+}
+
 // Seen in a bench run: with the database gone past the sweep interval, the
 // maintenance connection retried about every 2 ms (its overdue sweep made the
 // wait zero), a warning line each.

@@ -84,6 +84,7 @@ TEST_CASE("a webhook-only dispatcher never loads the user data module; with Meta
   CHECK(webhook_maps.find("dispatcher-user-data.so") == std::string::npos);
   CHECK(webhook_maps.find("libphonenumber") == std::string::npos);
   CHECK(webhook_maps.find("libicui18n") == std::string::npos);
+  CHECK(webhook_maps.find("libicuuc") == std::string::npos);
   webhooks_only.kill();
 
   meta.install(fx.server);

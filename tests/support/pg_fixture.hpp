@@ -1,6 +1,7 @@
 #pragma once
-// A scratch database per test: created from the libpq environment that
-// scripts/with_postgres.sh exports, migrated, and dropped afterwards.
+// A scratch database per test, on the server of the libpq environment that
+// scripts/with_postgres.sh exports: a copy of a template migrated once per
+// server (or of template0), dropped afterwards unless PG_TEST_THROWAWAY_SERVER=1.
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,7 +24,7 @@ void sql_script(const std::string& conninfo, const std::string& script);
 
 class scratch_database {
  public:
-  // Creates a fresh database; applies the embedded migrations when `migrate`.
+  // Creates a fresh database, migrated when `migrate` (copied from the migrated template).
   explicit scratch_database(bool migrate = true);
   ~scratch_database();
   scratch_database(const scratch_database&) = delete;

@@ -53,6 +53,14 @@ TEST_CASE("db_link: a claim's commit skips the WAL flush wait unless OUTBOX_CLAI
     CAPTURE(role);
     CHECK(session_setting(db, {}, role, "synchronous_commit") == "on");
   }
+  // A hold destination must find a row whose claim a crash lost in `sending`, not pending.
+  const outbox::environment hold{{"OUTBOX_DEST__META__DEFAULT__PIXEL_ID", "1234567890"},
+                                 {"OUTBOX_DEST__META__DEFAULT__ACCESS_TOKEN", "meta-token"},
+                                 {"OUTBOX_DEST__META__DEFAULT__ON_EXPIRED_LEASE", "hold"}};
+  CHECK(session_setting(db, hold, "claim", "synchronous_commit") == "on");
+  auto resend = hold;
+  resend["OUTBOX_DEST__META__DEFAULT__ON_EXPIRED_LEASE"] = "resend";
+  CHECK(session_setting(db, resend, "claim", "synchronous_commit") == "off");
   CHECK(session_setting(db, {}, "claim", "plan_cache_mode") == "force_generic_plan");
   CHECK(session_setting(db, {}, "settle", "enable_nestloop") == "off");
 }
