@@ -13,6 +13,8 @@
 #include "bench/lean_sink.hpp"
 #include "bench/receiver_process.hpp"
 #include "bench/workload.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/dockerfile.hpp"
 
 namespace outbox::bench {
 
@@ -20,6 +22,11 @@ using namespace std::chrono_literals;
 using json = nlohmann::json;
 
 namespace {
+// The Dockerfile's runtime ENV (tests/support/dockerfile.hpp).
+std::vector<std::pair<std::string, std::string>> image_environment() {
+  return test::image_environment(test::read_whole_file(OUTBOX_SOURCE_DIR "/Dockerfile"));
+}
+
 std::unique_ptr<event_sink> make_sink(const options& o, const test::test_ca& ca, const std::string& label) {
   if (o.sink == "receiver")
     return std::make_unique<receiver_process>(ca.issue(), webhook_secret_for(o),
@@ -57,25 +64,26 @@ void dispatcher_setup::start(bool wait, const std::string& label) {
     while (listening_backends() > 0 && steady::now() < deadline) std::this_thread::sleep_for(10ms);
   }
   if (!opts_.db_wake_mode.empty()) set_wake_mode(opts_.db_wake_mode);
-  std::vector<std::pair<std::string, std::string>> env{
-      {"DATABASE_URL", db_.conninfo()},
-      {"OUTBOX_LOG_LEVEL", "warn"},
-      {"OUTBOX_METRICS_ADDRESS", ""},
-      {"OUTBOX_EXTRA_CA_FILE", ca_.cert_pem_file().string()},
+  // The image's own ENV first (its binary, as the image runs it); the scenario's settings override it.
+  std::vector<std::pair<std::string, std::string>> env = image_environment();
+  const auto set = [&env](const std::string& k, const std::string& v) {
+    const auto same = std::find_if(env.begin(), env.end(), [&k](const auto& kv) { return kv.first == k; });
+    if (same != env.end()) same->second = v;
+    else env.emplace_back(k, v);
   };
+  set("DATABASE_URL", db_.conninfo());
+  set("OUTBOX_LOG_LEVEL", "warn");
+  set("OUTBOX_METRICS_ADDRESS", "");
+  set("OUTBOX_EXTRA_CA_FILE", ca_.cert_pem_file().string());
   for (const auto& kv : destination_env(opts_, *sink_)) env.push_back(kv);
   if (opts_.claim_batch) env.emplace_back("OUTBOX_CLAIM_BATCH", std::to_string(*opts_.claim_batch));
   if (opts_.max_in_flight) env.emplace_back("OUTBOX_MAX_IN_FLIGHT", std::to_string(*opts_.max_in_flight));
   if (!opts_.wake.empty()) env.emplace_back("OUTBOX_WAKE_MODE", opts_.wake);
-  for (const auto& [k, v] : opts_.extra_env) {  // --env wins, also over OUTBOX_LOG_LEVEL=warn
-    const auto same = std::find_if(env.begin(), env.end(), [&k = k](const auto& kv) { return kv.first == k; });
-    if (same != env.end()) same->second = v;
-    else env.emplace_back(k, v);
-  }
+  for (const auto& [k, v] : opts_.extra_env) set(k, v);  // --env wins, also over OUTBOX_LOG_LEVEL=warn
   settings_ = json::object();
   for (const auto& [k, v] : env) {
     if (k.ends_with("SECRET") || k.ends_with("TOKEN")) settings_[k] = "***";
-    else if (k.starts_with("OUTBOX_") && k != "OUTBOX_EXTRA_CA_FILE" && !k.ends_with("URL")) settings_[k] = v;
+    else if (k != "OUTBOX_EXTRA_CA_FILE" && !k.ends_with("URL")) settings_[k] = v;
   }
   if (!opts_.db_wake_mode.empty()) settings_["database wake mode"] = opts_.db_wake_mode;
   const std::string name = label.empty() ? label_ : label;

@@ -126,6 +126,18 @@ std::string final_user(const std::vector<stage>& stages) {
 
 }  // namespace
 
+TEST_CASE("Dockerfile: the runtime stage's environment, as the benchmarks and the image smoke test apply it") {
+  const auto env = outbox::test::image_environment(outbox::test::read_whole_file(source_dir + "/Dockerfile"));
+  const std::map<std::string, std::string> by_name(env.begin(), env.end());
+  CHECK(by_name.at("OUTBOX_METRICS_ADDRESS") == "0.0.0.0:9464");
+  // GnuTLS, which libpq loads through libldap and nothing uses, skips its initialization.
+  CHECK(by_name.at("GNUTLS_NO_IMPLICIT_INIT") == "1");
+  // Both forms of ENV, only the last stage's.
+  const auto parsed =
+      outbox::test::image_environment("FROM a AS build\nENV BUILD_ONLY=1\nFROM b\nENV A=1 B=two\nENV C three words\n");
+  CHECK(parsed == std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", "two"}, {"C", "three words"}});
+}
+
 TEST_CASE("Dockerfile: numeric USER 10001:10001 in the runtime stage") {
   const auto stages = parse_dockerfile(outbox::test::read_whole_file(source_dir + "/Dockerfile"));
   REQUIRE(stages.size() == 2);

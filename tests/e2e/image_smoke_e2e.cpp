@@ -16,6 +16,7 @@
 #include "providers/crypto.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/dispatcher_process.hpp"
+#include "tests/support/dockerfile.hpp"
 #include "tests/support/engine_harness.hpp"
 #include "tests/support/external_tool.hpp"
 #include "tests/support/fake_google.hpp"
@@ -120,6 +121,10 @@ TEST_CASE(
   REQUIRE(empty.scalar("SELECT count(*) FROM pg_tables WHERE tablename = 'event_delivery'") == 1);
 
   const auto port = outbox::test::free_local_port();
+  // The image's ENV (GNUTLS_NO_IMPLICIT_INIT among them), then this test's settings.
+  for (const auto& [k, v] : outbox::test::image_environment(
+           outbox::test::read_whole_file(std::filesystem::path(OUTBOX_SOURCE_DIR) / "Dockerfile")))
+    env.try_emplace(k, v);
   for (auto& [k, v] : every_provider(fx, google)) env[k] = v;
   env["OUTBOX_METRICS_ADDRESS"] = "127.0.0.1:" + std::to_string(port);
   outbox::test::dispatcher_process d({"run"}, env, "image-dispatcher", exe);

@@ -29,6 +29,28 @@ std::string stage::runs() const {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> image_environment(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto stages = parse_dockerfile(text);
+  if (stages.empty()) return out;
+  for (const auto& args : stages.back().all("ENV")) {
+    std::istringstream words(args);
+    std::string word;
+    words >> word;
+    if (word.find('=') == std::string::npos) {  // ENV K V: the rest of the line is the value
+      std::string value;
+      std::getline(words, value);
+      out.emplace_back(word, trimmed(value));
+      continue;
+    }
+    do {
+      const auto eq = word.find('=');
+      if (eq != std::string::npos) out.emplace_back(word.substr(0, eq), word.substr(eq + 1));
+    } while (words >> word);
+  }
+  return out;
+}
+
 std::vector<stage> parse_dockerfile(const std::string& text) {
   std::vector<stage> stages;
   std::istringstream in(text);
