@@ -54,9 +54,11 @@ constexpr const char* template_lock_key = "7219630";  // pg_advisory_lock: one b
 
 // Migrating costs about 150 ms of the server's and the test's CPU, and the test
 // programs create about 190 databases: each copies a database migrated once per
-// server and set of migrations. It is built under another name and renamed when
-// complete, so a builder that died half-way leaves nothing another would copy,
-// and takes no connections, which would make every copy of it fail.
+// server and set of migrations. The copy is FILE_COPY: WAL_LOG (the default)
+// would write each 8 MB copy to the WAL and leave it dirty in shared buffers for
+// every later checkpoint (a restart test's included) to write out again. It is built under another name and renamed
+// when complete, so a builder that died half-way leaves nothing another would copy, and takes no connections, which
+// would make every copy of it fail.
 std::string build_migrated_template() {
   const std::string name = "outbox_template_" + migrations_fingerprint();
   const std::string building = name + "_building";
@@ -133,8 +135,8 @@ struct scratch_database::kept_connection {
 
 scratch_database::scratch_database(bool migrate) : name_(unique_name()), conninfo_(conninfo_for(name_)) {
   const std::string source = migrate ? migrated_template() : std::string("template0");
-  sql_script(admin_conninfo(),
-             "CREATE DATABASE " + db::quote_identifier(name_) + " TEMPLATE " + db::quote_identifier(source));
+  sql_script(admin_conninfo(), "CREATE DATABASE " + db::quote_identifier(name_) + " TEMPLATE " +
+                                   db::quote_identifier(source) + " STRATEGY = FILE_COPY");
   if (migrate) {
     // For the benchmark's A/B runs of a schema change (docs/benchmarks.md), e.g.
     // "DROP INDEX event_delivery_destination_work_idx": what the schema costs.
