@@ -64,7 +64,8 @@ void dispatcher_setup::start(bool wait, const std::string& label) {
     while (listening_backends() > 0 && steady::now() < deadline) std::this_thread::sleep_for(10ms);
   }
   if (!opts_.db_wake_mode.empty()) set_wake_mode(opts_.db_wake_mode);
-  // The image's own ENV first (its binary, as the image runs it); the scenario's settings override it.
+  // The image's own ENV first (its binary, as the image runs it, in a container's
+  // environment); the scenario's settings override it.
   std::vector<std::pair<std::string, std::string>> env = image_environment();
   const auto set = [&env](const std::string& k, const std::string& v) {
     const auto same = std::find_if(env.begin(), env.end(), [&k](const auto& kv) { return kv.first == k; });
@@ -87,14 +88,14 @@ void dispatcher_setup::start(bool wait, const std::string& label) {
   }
   if (!opts_.db_wake_mode.empty()) settings_["database wake mode"] = opts_.db_wake_mode;
   const std::string name = label.empty() ? label_ : label;
-  proc_ = std::make_unique<child_process>(opts_.dispatcher, std::vector<std::string>{"run"}, child_environment(env),
+  proc_ = std::make_unique<child_process>(opts_.dispatcher, std::vector<std::string>{"run"}, container_environment(env),
                                           opts_.log_dir + "/dispatcher-" + name + ".log");
   others_.clear();
   for (int i = 1; i < opts_.dispatchers; ++i) {
     auto own = env;
     own.emplace_back("OUTBOX_INSTANCE_NAME", "bench-" + std::to_string(i));
     others_.push_back(
-        std::make_unique<child_process>(opts_.dispatcher, std::vector<std::string>{"run"}, child_environment(own),
+        std::make_unique<child_process>(opts_.dispatcher, std::vector<std::string>{"run"}, container_environment(own),
                                         opts_.log_dir + "/dispatcher-" + name + "-" + std::to_string(i) + ".log"));
   }
   if (opts_.dispatchers > 1) settings_["dispatchers"] = opts_.dispatchers;

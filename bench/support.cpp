@@ -240,6 +240,17 @@ std::vector<std::string> child_environment(const std::vector<std::pair<std::stri
   return env;
 }
 
+std::vector<std::string> container_environment(const std::vector<std::pair<std::string, std::string>>& settings) {
+  // debian:12-slim's PATH; HOME is what Docker sets for the image's user (USER 10001, home /nonexistent).
+  std::vector<std::string> env{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                               "HOME=/nonexistent"};
+  for (const char* name : {"PGHOST", "PGPORT", "PGUSER", "PGPASSWORD", "PGDATABASE"}) {
+    if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
+  }
+  for (const auto& [k, v] : settings) env.push_back(k + "=" + v);
+  return env;
+}
+
 cluster_cpu::cluster_cpu(pid_t any_backend) {
   const auto f = stat_fields(any_backend);
   if (f.size() > 1) postmaster_ = static_cast<pid_t>(std::stol(f[1]));  // ppid

@@ -37,6 +37,8 @@ class maintenance {
   [[nodiscard]] boost::asio::awaitable<bool> async_renew(db::connection& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_sweep(db::connection& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_refresh(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_read_wake_mode(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_read_gauges(db::connection& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_load_pauses(db::connection& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_record_policies(db::connection& conn);
   void apply_on_call_pauses(const std::vector<db::destination_pause>& pauses);

@@ -449,6 +449,18 @@ TEST_CASE("the oldest-due gauge leaves out paused destinations: their rows wait 
         0);  // on-call's pause and this process's own: nothing due that anyone would claim
 }
 
+TEST_CASE("the queue gauges count each state over every destination; sent rows are not counted") {
+  outbox::test::scratch_database db;
+  seed(db);  // 1, 2 dead; 3 held; 4, 5, 6 sent; 7 sending; 8 pending (meta and tiktok)
+  db.query("SELECT enqueue_event_delivery(9, 'webhook', 'Lead', '{}'::jsonb)");
+  const auto gauges = outbox::test::run_async([&](auto ex) -> asio::awaitable<outbox::db::queue_gauges> {
+    auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    co_return co_await outbox::db::async_queue_gauges(c, {});
+  });
+  const std::map<std::string, std::int64_t> expected{{"pending", 2}, {"sending", 1}, {"dead", 2}, {"held", 1}};
+  CHECK(gauges.rows_by_state == expected);
+}
+
 TEST_CASE("--lead narrows requeue, discard and mark-sent to one lead's rows, as inspect --lead shows them") {
   outbox::test::scratch_database db;
   seed(db);  // 1, 2 dead; 3 held; 4, 5, 6 sent; 7 sending; 8 pending
