@@ -150,6 +150,12 @@ TEST_CASE("build_wire refuses what cannot be sent safely, without echoing values
   CHECK(build_wire(request("POST", "https://h.example/p", {{"bad name", "v"}}), url, out) == "invalid header name");
   CHECK(build_wire(request("POST", "https://h.example/p", {{"X-Injected", "a\r\nEvil: 1"}}), url, out) ==
         "invalid value for header 'X-Injected'");
+  CHECK(build_wire(request("POST", "https://h.example/p", {{"X-Lf", "a\nb"}}), url, out) ==
+        "invalid value for header 'X-Lf'");
+  CHECK(build_wire(request("POST", "https://h.example/p", {{"X-Cr", "a\rb"}}), url, out) ==
+        "invalid value for header 'X-Cr'");
+  CHECK(build_wire(request("POST", "https://h.example/p", {{"X-Nul", std::string("a\0b", 3)}}), url, out) ==
+        "invalid value for header 'X-Nul'");
   CHECK(build_wire(request("POST", "https://h.example/p", {{"X-Big", std::string(70000, 'v')}}), url, out) ==
         "header 'X-Big' is too long");
   CHECK(build_wire(request("TRACE", "https://h.example/p", {}, "body"), url, out) ==
