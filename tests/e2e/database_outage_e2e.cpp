@@ -34,6 +34,15 @@ long long count_or(const e2e_fixture& fx, const std::string& where, long long fa
   }
 }
 
+// The command that controls the test server's cluster (scripts/with_postgres.sh
+// exports it), or empty when the tests run against a server of their own.
+std::string server_control() {
+  for (const char* name : {"PG_TEST_CTL", "OUTBOX_PG_CTL"}) {  // OUTBOX_PG_CTL: its former name
+    if (const char* value = std::getenv(name); value != nullptr && *value != '\0') return value;
+  }
+  return {};
+}
+
 void enqueue_range(const e2e_fixture& fx, long long from, long long to) {
   fx.db.query(
       "SELECT enqueue_event_delivery(g, 'webhook', 'Lead', jsonb_build_object('lead', g)) "
@@ -88,17 +97,15 @@ TEST_CASE("connections terminated and the server restarted mid-delivery: the dis
   CHECK(d.running());
 
   // 2. The whole server restarts while the next rows are delivered.
-  // scripts/with_postgres.sh exports the command that controls its cluster.
-  const char* pg_ctl = std::getenv("PG_TEST_CTL");
-  if (pg_ctl == nullptr || *pg_ctl == '\0') pg_ctl = std::getenv("OUTBOX_PG_CTL");  // its former name
-  if (pg_ctl == nullptr || *pg_ctl == '\0') {
+  const std::string pg_ctl = server_control();
+  if (pg_ctl.empty()) {
     MESSAGE("PG_TEST_CTL is not set (not run by scripts/with_postgres.sh): server restart not tested");
   } else {
     enqueue_range(fx, 1001, 1600);
     REQUIRE(fx.server.wait_for_requests(600 + 50, 15s));
     const std::size_t reconnects = d.count_in_logs("listener reconnected; catching up");
     const auto restart_started = steady::now();
-    const int rc = std::system((std::string(pg_ctl) + " restart >/dev/null 2>&1").c_str());
+    const int rc = std::system((pg_ctl + " restart >/dev/null 2>&1").c_str());
     REQUIRE(rc == 0);
     MESSAGE("PostgreSQL restarted in "
             << std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - restart_started).count() << " ms");
@@ -137,8 +144,8 @@ TEST_CASE("connections terminated and the server restarted mid-delivery: the dis
 // rows sent again. Whatever is resent carries its first request's key and body.
 TEST_CASE("PostgreSQL crashes mid-delivery: every row is delivered; a resend repeats its key and body" *
           doctest::test_suite("serial")) {
-  const char* pg_ctl = std::getenv("PG_TEST_CTL");
-  if (pg_ctl == nullptr || *pg_ctl == '\0') {
+  const std::string pg_ctl = server_control();
+  if (pg_ctl.empty()) {
     MESSAGE("PG_TEST_CTL is not set (not run by scripts/with_postgres.sh): crash not tested");
     return;
   }
@@ -150,7 +157,7 @@ TEST_CASE("PostgreSQL crashes mid-delivery: every row is delivered; a resend rep
   REQUIRE(fx.server.wait_for_requests(50, 15s));
   // Little WAL to replay at start-up, whatever earlier tests wrote.
   outbox::test::sql_script(outbox::test::admin_conninfo(), "CHECKPOINT");
-  REQUIRE(std::system((std::string(pg_ctl) + " restart -m immediate >/dev/null 2>&1").c_str()) == 0);
+  REQUIRE(std::system((pg_ctl + " restart -m immediate >/dev/null 2>&1").c_str()) == 0);
   CHECK(count_or(fx, "state = 'sent'", 400) < 400);  // it crashed mid-delivery
   REQUIRE(eventually([&] { return count_or(fx, "state = 'sent'", 0) == 400; }, 60s));
   CHECK(fx.count("state <> 'sent'") == 0);

@@ -56,8 +56,9 @@ constexpr const char* template_lock_key = "7219630";  // pg_advisory_lock: one b
 // programs create about 190 databases: each copies a database migrated once per
 // server and set of migrations. The copy is FILE_COPY: WAL_LOG (the default)
 // would write each 8 MB copy to the WAL and leave it dirty in shared buffers for
-// every later checkpoint (a restart test's included) to write out again. It is built under another name and renamed
-// when complete, so a builder that died half-way leaves nothing another would copy, and takes no connections, which
+// every later checkpoint (a restart test's included) to write out again. It is
+// built under another name and renamed when complete, so a builder that died
+// half-way leaves nothing another would copy, and takes no connections, which
 // would make every copy of it fail.
 std::string build_migrated_template() {
   const std::string name = "outbox_template_" + migrations_fingerprint();
