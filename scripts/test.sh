@@ -84,14 +84,12 @@ side_builds() {
 }
 setsid nice -n 19 bash -c "set -euo pipefail; $(declare -f side_builds); preset=$preset fuzz=$fuzz jobs=$jobs; side_builds" >"$side_log" 2>&1 &
 side_pid=$!
-# Two PostgreSQL tests and two e2e tests at a time (their lanes' resource locks,
-# OUTBOX_TEST_LANES; one of each in the asan preset), mostly waiting on the
-# server and timers, and unit tests in one more slot.
+# One PostgreSQL test and one e2e test at a time (their lanes' resource locks,
+# OUTBOX_TEST_LANES in CMakeLists.txt), mostly waiting on the server and timers,
+# and unit tests in one more slot.
 # PG_TEST_THROWAWAY_SERVER: the server is deleted afterwards, so tests leave their
 # databases (each DROP DATABASE forces a checkpoint; tests/support/pg_fixture.cpp).
-slots=$((jobs + 3))
-if [ "$preset" = asan ]; then slots=$((jobs + 1)); fi
-if ! PG_TEST_THROWAWAY_SERVER=1 scripts/with_postgres.sh ctest --test-dir "$build_dir" --output-on-failure -j "$slots"; then
+if ! PG_TEST_THROWAWAY_SERVER=1 scripts/with_postgres.sh ctest --test-dir "$build_dir" --output-on-failure -j "$((jobs + 1))"; then
   kill -- -"$side_pid" 2>/dev/null || true  # its own process group (setsid): cmake, ninja and compilers too
   exit 1
 fi
