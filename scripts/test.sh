@@ -82,7 +82,11 @@ side_builds() {
     ctest --test-dir build-fuzz --output-on-failure -j "$jobs"
   fi
 }
-setsid nice -n 19 bash -c "set -euo pipefail; $(declare -f side_builds); preset=$preset fuzz=$fuzz jobs=$jobs; side_builds" >"$side_log" 2>&1 &
+# setsid gives the job a process group to kill, and also a session: with the
+# kernel's autogroup scheduling (Debian's default), each session gets an equal
+# share of the CPU whatever its processes' nice, so the session's own nice
+# (/proc/self/autogroup) is what keeps the tests first.
+setsid nice -n 19 bash -c "set -euo pipefail; echo 19 >/proc/self/autogroup 2>/dev/null || true; $(declare -f side_builds); preset=$preset fuzz=$fuzz jobs=$jobs; side_builds" >"$side_log" 2>&1 &
 side_pid=$!
 # One PostgreSQL test and one e2e test at a time (their lanes' resource locks,
 # OUTBOX_TEST_LANES in CMakeLists.txt), mostly waiting on the server and timers,
