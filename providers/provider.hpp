@@ -146,9 +146,10 @@ class provider {
   // Builds the request for a batch of already validated events (1..max_batch_size).
   [[nodiscard]] virtual http_request build_request(std::span<const outbound_event> events,
                                                    std::chrono::system_clock::time_point now) const = 0;
-  // Judges the result; returns exactly one outcome per event.
-  [[nodiscard]] virtual batch_outcome classify(std::span<const outbound_event> events,
-                                               const http_result& result) const = 0;
+  // Judges the result; returns exactly one outcome per event. `now` dates a
+  // Retry-After given as a date (the engine's clock, so tests can fix it).
+  [[nodiscard]] virtual batch_outcome classify(std::span<const outbound_event> events, const http_result& result,
+                                               std::chrono::system_clock::time_point now) const = 0;
 
   // False for providers that send the stored payload text unchanged and never
   // read outbound_event::payload: the engine then skips parsing it.

@@ -33,7 +33,7 @@ adaptive_wake_options wake_options(const config& cfg) {
 }  // namespace
 
 claimer::claimer(engine_context& ctx, sender& send)
-    : ctx_(ctx), sender_(send), link_(ctx, "claim"), wake_signal_(wake_options(ctx.cfg)), timer_(ctx.ex) {}
+    : ctx_(ctx), sender_(send), link_(ctx, "claim"), wake_signal_(wake_options(ctx.cfg)), timer_(ctx.ex, ctx.clock) {}
 
 void claimer::wake() {
   wake_pending_ = true;
@@ -54,7 +54,7 @@ void claimer::set_adaptive(bool adaptive, const std::string& mode) {
 asio::awaitable<void> claimer::async_idle(steady::duration max_wait, steady::duration floor) {
   if (!wake_pending_ && !ctx_.stopping) {
     timer_.expires_after(std::max<steady::duration>(max_wait, floor));
-    (void)co_await timer_.async_wait(use_tuple);
+    (void)co_await timer_.async_wait();
   }
   wake_pending_ = false;
 }
@@ -67,7 +67,7 @@ asio::awaitable<void> claimer::async_wait_for_capacity(steady::duration max_wait
 
 std::vector<std::string> claimer::skipped_destinations() const {
   std::vector<std::string> keys;
-  const auto now = sys_clock::now();
+  const auto now = ctx_.clock.system_now();
   ctx_.destinations.for_each([&](const destination& d) {
     if (d.gate.paused(now)) keys.push_back(d.key());
   });
@@ -76,7 +76,7 @@ std::vector<std::string> claimer::skipped_destinations() const {
 
 std::optional<steady::duration> claimer::until_a_pause_ends() const {
   std::optional<steady::duration> soonest;
-  const auto now = sys_clock::now();
+  const auto now = ctx_.clock.system_now();
   ctx_.destinations.for_each([&](const destination& d) {
     if (const auto at = d.gate.reopens_at()) {
       const auto left = std::max<steady::duration>(steady::duration::zero(), *at - now);
@@ -105,7 +105,7 @@ asio::awaitable<void> claimer::async_run() {
       continue;
     }
     if (co_await async_gather_capacity(capacity)) continue;
-    db::connection* conn = co_await link_.async_get();
+    db::store_session* conn = co_await link_.async_get();
     bool ready = conn != nullptr;
     if (ready) ready = co_await async_release_orphans(*conn);
     if (ready) claim_sent_ = true;  // from here on, a claim's answer may be lost
@@ -121,7 +121,7 @@ asio::awaitable<void> claimer::async_run() {
       co_await async_idle(db_retry_delay, db_retry_delay);
       continue;
     }
-    co_await async_publish(wake_signal_.after_claim(steady::now(), *found));
+    co_await async_publish(wake_signal_.after_claim(ctx_.clock.steady_now(), *found));
     if (full) continue;  // more may be due right now
     if (link_.connected()) co_await async_wait_next();
   }
@@ -137,7 +137,7 @@ asio::awaitable<bool> claimer::async_gather_capacity(std::size_t capacity) {
     gather_until_.reset();
     co_return false;
   }
-  const auto now = steady::now();
+  const auto now = ctx_.clock.steady_now();
   if (!gather_until_) gather_until_ = now + claim_gather;
   if (now >= *gather_until_) {
     gather_until_.reset();
@@ -152,14 +152,14 @@ asio::awaitable<bool> claimer::async_gather_capacity(std::size_t capacity) {
 // instance id is new (instance_id.cpp), so no row is under its name, and the
 // statement would read every due row of the backlog at start-up for nothing
 // (81 ms of PostgreSQL CPU for a backlog of 30,000).
-asio::awaitable<bool> claimer::async_release_orphans(db::connection& conn) {
+asio::awaitable<bool> claimer::async_release_orphans(db::store_session& conn) {
   if (link_.generation() == orphans_checked_generation_) co_return true;
   if (!claim_sent_) {
     orphans_checked_generation_ = link_.generation();
     co_return true;
   }
   const auto held = ctx_.in_flight.tokens();
-  const auto released = co_await db::async_release_orphans(conn, ctx_.instance_id, held);
+  const auto released = co_await conn.async_release_orphans(ctx_.instance_id, held);
   if (!released) {
     ++ctx_.metrics.db_errors;
     ctx_.log.warn("could not release rows of lost claims; retrying", {{"error", released.error().what()}});
@@ -174,8 +174,8 @@ asio::awaitable<bool> claimer::async_release_orphans(db::connection& conn) {
 }
 
 // One row alone for each destination whose automatic pause has ended.
-asio::awaitable<bool> claimer::async_probe(db::connection& conn, std::size_t& capacity) {
-  const auto now = sys_clock::now();
+asio::awaitable<bool> claimer::async_probe(db::store_session& conn, std::size_t& capacity) {
+  const auto now = ctx_.clock.system_now();
   std::vector<destination*> due;
   ctx_.destinations.for_each([&](destination& d) {
     if (d.gate.probe_due(now)) due.push_back(&d);
@@ -184,7 +184,7 @@ asio::awaitable<bool> claimer::async_probe(db::connection& conn, std::size_t& ca
     if (capacity == 0) break;
     auto req = request(1);
     req.only_destination = d->key();
-    auto rows = co_await db::async_claim(conn, req);
+    auto rows = co_await conn.async_claim(req);
     if (!rows) {
       ++ctx_.metrics.db_errors;
       ctx_.log.warn("probe claim failed; retrying", {{"error", rows.error().what()}});
@@ -204,12 +204,12 @@ asio::awaitable<bool> claimer::async_probe(db::connection& conn, std::size_t& ca
 }
 
 // Claims and dispatches; the number of rows found, or nullopt on failure.
-asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::connection& conn, std::size_t capacity,
+asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::store_session& conn, std::size_t capacity,
                                                                  bool& full) {
   auto req = request(std::min<std::size_t>(static_cast<std::size_t>(ctx_.cfg.claim_batch), capacity));
   req.skip_destinations = skipped_destinations();
-  const auto t0 = steady::now();
-  auto found_batch = co_await db::async_claim_batch(conn, req);
+  const auto t0 = ctx_.clock.steady_now();
+  auto found_batch = co_await conn.async_claim_batch(req);
   ctx_.metrics.database_up = found_batch.has_value();
   next_due_.reset();
   if (!found_batch) {
@@ -220,7 +220,7 @@ asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::connection&
   }
   next_due_ = found_batch->next_due;
   auto& rows = found_batch->rows;
-  ctx_.metrics.claim_seconds.observe(std::chrono::duration<double>(steady::now() - t0).count());
+  ctx_.metrics.claim_seconds.observe(std::chrono::duration<double>(ctx_.clock.steady_now() - t0).count());
   full = static_cast<int>(rows.size()) == req.limit;
   const std::size_t found = rows.size();
   if (!req.skip_destinations.empty()) {
@@ -239,7 +239,7 @@ asio::awaitable<void> claimer::async_wait_next() {
   if (next_due_ && *next_due_ && **next_due_ < wait) wait = **next_due_ + 1ms;
   if (const auto reopen = until_a_pause_ends(); reopen && *reopen < wait) wait = *reopen + 1ms;
   steady::duration floor = min_idle;
-  if (const auto adaptive = wake_signal_.max_idle(steady::now())) {
+  if (const auto adaptive = wake_signal_.max_idle(ctx_.clock.steady_now())) {
     // Awake (no notification will come) or handing over to notifications:
     // its cadence also replaces the anti-spin floor, which would be 20 ms.
     wait = std::min(wait, *adaptive);
@@ -250,14 +250,14 @@ asio::awaitable<void> claimer::async_wait_next() {
 
 asio::awaitable<void> claimer::async_publish(adaptive_wake::action a) {
   if (a == adaptive_wake::action::none) co_return;
-  db::connection* conn = co_await link_.async_get();
+  db::store_session* conn = co_await link_.async_get();
   if (!conn) co_return;
   const bool awake = a == adaptive_wake::action::publish_awake;
   db::outcome<void> done;
   if (awake) {
-    done = co_await db::async_try(db::async_publish_awake(*conn, ctx_.instance_id, ctx_.cfg.adaptive_ttl));
+    done = co_await conn->async_publish_awake(ctx_.instance_id, ctx_.cfg.adaptive_ttl);
   } else {
-    done = co_await db::async_try(db::async_publish_asleep(*conn, ctx_.instance_id));
+    done = co_await conn->async_publish_asleep(ctx_.instance_id);
   }
   if (!done) {
     // Not published: stay as we were; the next claim decides again. Failing to
@@ -267,7 +267,7 @@ asio::awaitable<void> claimer::async_publish(adaptive_wake::action a) {
     co_return;
   }
   const bool was_awake = wake_signal_.awake();
-  wake_signal_.published(a, steady::now());
+  wake_signal_.published(a, ctx_.clock.steady_now());
   ctx_.metrics.wake_awake = wake_signal_.awake();
   if (was_awake == awake) co_return;  // a refresh
   ++(awake ? ctx_.metrics.wake_awake_transitions : ctx_.metrics.wake_asleep_transitions);

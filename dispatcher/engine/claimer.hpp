@@ -13,9 +13,9 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "dispatcher/engine/adaptive_wake.hpp"
+#include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
 #include "dispatcher/engine/engine_context.hpp"
 #include "dispatcher/engine/sender.hpp"
@@ -39,9 +39,9 @@ class claimer {
   [[nodiscard]] std::vector<std::string> skipped_destinations() const;
 
  private:
-  [[nodiscard]] boost::asio::awaitable<bool> async_release_orphans(db::connection& conn);
-  [[nodiscard]] boost::asio::awaitable<bool> async_probe(db::connection& conn, std::size_t& capacity);
-  [[nodiscard]] boost::asio::awaitable<std::optional<std::size_t>> async_claim(db::connection& conn,
+  [[nodiscard]] boost::asio::awaitable<bool> async_release_orphans(db::store_session& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_probe(db::store_session& conn, std::size_t& capacity);
+  [[nodiscard]] boost::asio::awaitable<std::optional<std::size_t>> async_claim(db::store_session& conn,
                                                                                std::size_t capacity, bool& full);
   boost::asio::awaitable<void> async_wait_next();
   [[nodiscard]] boost::asio::awaitable<bool> async_gather_capacity(std::size_t capacity);
@@ -57,7 +57,7 @@ class claimer {
   sender& sender_;
   db_link link_;
   adaptive_wake wake_signal_;
-  boost::asio::steady_timer timer_;
+  clock_timer timer_;
   bool wake_pending_ = false;
   bool waiting_for_capacity_ = false;
   std::uint64_t orphans_checked_generation_ = 0;

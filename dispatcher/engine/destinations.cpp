@@ -13,20 +13,24 @@ std::string key_of(std::string_view provider, std::string_view name) {
 }  // namespace
 
 destination::destination(boost::asio::any_io_executor ex, const destination_config& cfg,
-                         std::unique_ptr<providers::provider> impl)
+                         std::unique_ptr<providers::provider> impl, std::chrono::system_clock::time_point now,
+                         std::chrono::steady_clock::time_point steady_now)
     : provider_kind(cfg.provider),
       name(cfg.name),
       provider(std::move(impl)),
       limiter(ex, static_cast<std::size_t>(cfg.concurrency)),
-      bucket(cfg.rate_per_second, cfg.burst, token_bucket::clock::now()),
+      bucket(cfg.rate_per_second, cfg.burst, steady_now),
       max_4xx_share(cfg.max_4xx_share) {
   if (const auto* oauth = provider->oauth()) tokens.emplace(ex, *oauth);
-  if (cfg.paused) gate.configure_paused(std::chrono::system_clock::now());
+  if (cfg.paused) gate.configure_paused(now);
 }
 
-destination_registry::destination_registry(boost::asio::any_io_executor ex, const config& cfg) {
+destination_registry::destination_registry(boost::asio::any_io_executor ex, const config& cfg,
+                                           std::chrono::system_clock::time_point now,
+                                           std::chrono::steady_clock::time_point steady_now) {
   for (const auto& d : cfg.destinations) {
-    by_key_.emplace(key_of(d.provider, d.name), std::make_unique<destination>(ex, d, make_provider(d)));
+    by_key_.emplace(key_of(d.provider, d.name),
+                    std::make_unique<destination>(ex, d, make_provider(d), now, steady_now));
   }
 }
 

@@ -21,8 +21,8 @@
 namespace outbox {
 
 struct destination {
-  destination(boost::asio::any_io_executor ex, const destination_config& cfg,
-              std::unique_ptr<providers::provider> impl);
+  destination(boost::asio::any_io_executor ex, const destination_config& cfg, std::unique_ptr<providers::provider> impl,
+              std::chrono::system_clock::time_point now, std::chrono::steady_clock::time_point steady_now);
 
   std::string provider_kind;
   std::string name;
@@ -40,7 +40,8 @@ struct destination {
 
 class destination_registry {
  public:
-  destination_registry(boost::asio::any_io_executor ex, const config& cfg);
+  destination_registry(boost::asio::any_io_executor ex, const config& cfg, std::chrono::system_clock::time_point now,
+                       std::chrono::steady_clock::time_point steady_now);
 
   // nullptr when (provider, name) is not configured.
   [[nodiscard]] destination* find(std::string_view provider, std::string_view name);

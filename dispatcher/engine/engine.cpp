@@ -5,6 +5,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "db/fleet_store.hpp"
+#include "dispatcher/engine/http_options.hpp"
 #include "dispatcher/engine/instance_id.hpp"
 #include "dispatcher/engine/task_guard.hpp"
 #include "dispatcher/engine/use_tuple.hpp"
@@ -20,14 +21,27 @@ constexpr auto settle_drain_limit = 5s;  // at shutdown, after the grace period
 
 }  // namespace
 
-engine::engine(asio::any_io_executor ex, const config& cfg, logger& log)
-    : ctx_(ex, cfg, log, make_instance_id(cfg.instance_name.value_or(""))),
+// Not with a destination that holds reclaimed rows for on-call
+// (ON_EXPIRED_LEASE=hold): it must find a row whose request may have gone out
+// still in `sending` after a crash, not pending as if new.
+bool claims_may_skip_flush_wait(const config& cfg, const destination_registry& destinations) {
+  bool holds = false;
+  destinations.for_each([&](const destination& d) { holds = holds || d.provider->hold_reclaimed(); });
+  return !cfg.claim_synchronous_commit && !holds;
+}
+
+engine::engine(asio::any_io_executor ex, const config& cfg, logger& log, engine_ports ports)
+    : own_store_(ports.store ? nullptr : std::make_unique<db::pg_store>(ex, db::pg_store_options{cfg.database_url})),
+      ctx_(ex, cfg, log, make_instance_id(cfg.instance_name.value_or("")), ports.clock ? *ports.clock : real_clock(),
+           ports.store ? *ports.store : *own_store_),
+      own_http_(ports.http ? nullptr : std::make_unique<providers::https_client>(ex, http_options(cfg))),
       settler_(ctx_),
-      sender_(ctx_, settler_),
+      sender_(ctx_, settler_, ports.http ? *ports.http : *own_http_),
       claimer_(ctx_, sender_),
       maintenance_(ctx_, claimer_),
       reconciler_(ctx_),
-      drain_timer_(ex) {
+      drain_timer_(ex, ctx_.clock) {
+  if (own_store_) own_store_->set_claims_skip_flush_wait(claims_may_skip_flush_wait(cfg, ctx_.destinations));
   ctx_.wake_claimer = [this] { claimer_.wake(); };
   ctx_.capacity_freed = [this] { claimer_.capacity_freed(); };
   sender_.on_task_done = [this] {
@@ -91,17 +105,14 @@ asio::awaitable<void> engine::async_run() {
                                         {"max_in_flight", cfg.max_in_flight}});
   for (const auto& w : cfg.warnings) ctx_.log.warn("configuration", {{"warning", w}});
   ctx_.destinations.for_each([&](const destination& d) {
-    const auto now = std::chrono::system_clock::now();
+    const auto now = ctx_.clock.system_now();
     if (auto w = providers::api_sunset_warning(d.provider_kind, d.provider->api_version(), now)) {
       ctx_.log.warn("API version near its sunset", {{"destination", d.key()}, {"warning", *w}});
     }
   });
   if (cfg.wake == wake_mode::listen) {
-    db::listener_options lo;
-    lo.conninfo = cfg.database_url;
-    lo.channel = cfg.notify_channel;
-    lo.heartbeat_interval = cfg.listen_heartbeat;
-    listener_.emplace(ctx_.ex, lo, [this](const db::listener_event& e) { on_listener_event(e); });
+    listener_ = ctx_.store.make_listener(cfg.notify_channel, cfg.listen_heartbeat,
+                                         [this](const db::listener_event& e) { on_listener_event(e); });
     start("listener", listener_->async_run());
   }
   start("settler", settler_.async_run(), &settler_finished_);
@@ -119,9 +130,9 @@ asio::awaitable<void> engine::async_run() {
 }
 
 asio::awaitable<void> engine::async_wait_until(bool (engine::*done)() const, steady::time_point deadline) {
-  while (!(this->*done)() && steady::now() < deadline) {
+  while (!(this->*done)() && ctx_.clock.steady_now() < deadline) {
     drain_timer_.expires_at(deadline);
-    (void)co_await drain_timer_.async_wait(use_tuple);
+    (void)co_await drain_timer_.async_wait();
   }
 }
 
@@ -129,12 +140,12 @@ asio::awaitable<void> engine::async_wait_until(bool (engine::*done)() const, ste
 // what is still running is settled (held on hold destinations), the outcomes
 // are recorded, and the maintenance loop stops last.
 asio::awaitable<void> engine::async_drain() {
-  co_await async_wait_until(&engine::sends_done, steady::now() + ctx_.cfg.shutdown_grace);
+  co_await async_wait_until(&engine::sends_done, ctx_.clock.steady_now() + ctx_.cfg.shutdown_grace);
   sender_.abandon_running();
-  settler_.stop(steady::now() + settle_drain_limit);
-  co_await async_wait_until(&engine::settler_done, steady::now() + settle_drain_limit + 1s);
+  settler_.stop(ctx_.clock.steady_now() + settle_drain_limit);
+  co_await async_wait_until(&engine::settler_done, ctx_.clock.steady_now() + settle_drain_limit + 1s);
   maintenance_.stop();
-  co_await async_wait_until(&engine::tasks_done, steady::now() + settle_drain_limit + 5s);
+  co_await async_wait_until(&engine::tasks_done, ctx_.clock.steady_now() + settle_drain_limit + 5s);
   sender_.close_idle();
 }
 
@@ -169,7 +180,7 @@ outbox::metrics engine::metrics_snapshot() const {
   m.listener_up = listener_ && listener_->is_listening();
   m.instance = ctx_.instance_id;
   m.process = read_process_stats();
-  const auto now = std::chrono::system_clock::now();
+  const auto now = ctx_.clock.system_now();
   ctx_.destinations.for_each([&](const destination& d) {
     const metrics::destination_key key{d.provider_kind, d.name};
     if (d.gate.paused(now)) m.paused.insert(key);

@@ -7,30 +7,38 @@
 //   reconciler   read back asynchronous processing results (Data Manager)     reconciler.hpp
 // One io_context thread; concurrency comes from coroutines.
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
-#include "db/listener.hpp"
+#include "db/pg_store.hpp"
+#include "db/store_port.hpp"
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/engine/claimer.hpp"
+#include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/engine_ports.hpp"
 #include "dispatcher/engine/maintenance.hpp"
 #include "dispatcher/engine/reconciler.hpp"
 #include "dispatcher/engine/sender.hpp"
 #include "dispatcher/engine/settler.hpp"
 #include "dispatcher/ops/log.hpp"
 #include "dispatcher/ops/metrics.hpp"
+#include "providers/http/https_client.hpp"
 
 namespace outbox {
 
+// Whether the claim's commit may skip its WAL flush wait
+// (OUTBOX_CLAIM_SYNCHRONOUS_COMMIT, db::pg_store_options::claims_skip_flush_wait).
+[[nodiscard]] bool claims_may_skip_flush_wait(const config& cfg, const destination_registry& destinations);
+
 class engine {
  public:
-  engine(boost::asio::any_io_executor ex, const config& cfg, logger& log);
+  engine(boost::asio::any_io_executor ex, const config& cfg, logger& log, engine_ports ports = {});
   engine(const engine&) = delete;
   engine& operator=(const engine&) = delete;
   ~engine();
@@ -58,14 +66,16 @@ class engine {
   [[nodiscard]] bool settler_done() const { return settler_finished_; }
   void start(const char* what, boost::asio::awaitable<void> task, bool* finished = nullptr);
 
+  std::unique_ptr<db::pg_store> own_store_;  // when no store was given
   engine_context ctx_;
+  std::unique_ptr<providers::https_client> own_http_;  // when no transport was given
   settler settler_;
   sender sender_;
   claimer claimer_;
   maintenance maintenance_;
   reconciler reconciler_;
-  std::optional<db::listener> listener_;
-  boost::asio::steady_timer drain_timer_;
+  std::unique_ptr<db::store_listener> listener_;
+  clock_timer drain_timer_;
   std::size_t background_running_ = 0;
   bool settler_finished_ = false;
 };

@@ -8,7 +8,9 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include "db/store_port.hpp"
 #include "dispatcher/config/config.hpp"
+#include "dispatcher/engine/clock.hpp"
 #include "dispatcher/engine/destinations.hpp"
 #include "dispatcher/engine/in_flight.hpp"
 #include "dispatcher/ops/log.hpp"
@@ -18,14 +20,18 @@ namespace outbox {
 
 struct engine_context {
   engine_context(boost::asio::any_io_executor executor, const config& configuration, logger& logger_ref,
-                 std::string instance)
+                 std::string instance, outbox::engine_clock& time, db::delivery_store& delivery_store)
       : ex(executor),
+        clock(time),
+        store(delivery_store),
         cfg(configuration),
         log(logger_ref),
         instance_id(std::move(instance)),
-        destinations(executor, configuration) {}
+        destinations(executor, configuration, time.system_now(), time.steady_now()) {}
 
   boost::asio::any_io_executor ex;
+  outbox::engine_clock& clock;  // every part reads time here (a manual clock in tests)
+  db::delivery_store& store;    // every part's statements go here (db_link)
   const config& cfg;
   logger& log;
   const std::string instance_id;

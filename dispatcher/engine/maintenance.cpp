@@ -20,7 +20,11 @@ constexpr auto retry_delay = 1s;  // after a failed round: leases must not lapse
 }  // namespace
 
 maintenance::maintenance(engine_context& ctx, claimer& claim)
-    : ctx_(ctx), claimer_(claim), link_(ctx, "maintenance"), timer_(ctx.ex) {}
+    : ctx_(ctx),
+      claimer_(claim),
+      link_(ctx, "maintenance"),
+      timer_(ctx.ex, ctx.clock),
+      started_at_(ctx.clock.system_now()) {}
 
 void maintenance::stop() {
   stop_ = true;
@@ -38,12 +42,12 @@ void maintenance::reload_pauses() {
 // Meta row), and `dispatcher pause NAME` must know the destination.
 asio::awaitable<void> maintenance::async_prepare() {
   while (!policies_recorded_ && !ctx_.stopping && !stop_) {
-    if (db::connection* conn = co_await link_.async_get()) (void)co_await async_record_policies(*conn);
+    if (db::store_session* conn = co_await link_.async_get()) (void)co_await async_record_policies(*conn);
     if (policies_recorded_) break;
     timer_.expires_after(retry_delay);
-    (void)co_await timer_.async_wait(use_tuple);
+    (void)co_await timer_.async_wait();
   }
-  db::connection* conn = co_await link_.async_get();
+  db::store_session* conn = co_await link_.async_get();
   if (!conn) co_return;  // the loop retries
   (void)co_await async_load_pauses(*conn);
   (void)co_await async_read_wake_mode(*conn);
@@ -53,10 +57,10 @@ asio::awaitable<void> maintenance::async_prepare() {
 
 asio::awaitable<void> maintenance::async_run() {
   const auto renew_every = std::chrono::duration_cast<steady::duration>(ctx_.cfg.lease) / 3;
-  auto next_sweep = steady::now() + ctx_.cfg.sweep_interval;
+  auto next_sweep = ctx_.clock.steady_now() + ctx_.cfg.sweep_interval;
   bool retry = false;
   if (!stop_) {
-    db::connection* conn = co_await link_.async_get();
+    db::store_session* conn = co_await link_.async_get();
     bool read = false;
     if (conn) read = co_await async_read_gauges(*conn);
     retry = !read;
@@ -67,12 +71,12 @@ asio::awaitable<void> maintenance::async_run() {
       // would not wait at all (the maintenance connection retried about every
       // 2 ms, a log line each, through a whole outage). A retry waits its delay,
       // and while stopping no sweep is due.
-      const steady::duration until_sweep = ctx_.stopping ? renew_every : next_sweep - steady::now();
+      const steady::duration until_sweep = ctx_.stopping ? renew_every : next_sweep - ctx_.clock.steady_now();
       timer_.expires_after(retry ? retry_delay : std::min<steady::duration>(renew_every, until_sweep));
-      (void)co_await timer_.async_wait(use_tuple);
+      (void)co_await timer_.async_wait();
     }
     if (stop_) break;
-    db::connection* conn = co_await link_.async_get();
+    db::store_session* conn = co_await link_.async_get();
     if (!conn) {
       retry = true;
       continue;
@@ -84,8 +88,8 @@ asio::awaitable<void> maintenance::async_run() {
     }
     if (ok) ok = co_await async_renew(*conn);
     if (ok && !policies_recorded_) ok = co_await async_record_policies(*conn);
-    if (ok && steady::now() >= next_sweep && !ctx_.stopping) {
-      next_sweep = steady::now() + ctx_.cfg.sweep_interval;
+    if (ok && ctx_.clock.steady_now() >= next_sweep && !ctx_.stopping) {
+      next_sweep = ctx_.clock.steady_now() + ctx_.cfg.sweep_interval;
       ok = co_await async_sweep(*conn);
       if (ok) ok = co_await async_load_pauses(*conn);
       if (ok) ok = co_await async_refresh(*conn);
@@ -95,10 +99,10 @@ asio::awaitable<void> maintenance::async_run() {
   co_await async_goodbye();
 }
 
-asio::awaitable<bool> maintenance::async_renew(db::connection& conn) {
+asio::awaitable<bool> maintenance::async_renew(db::store_session& conn) {
   if (ctx_.in_flight.empty()) co_return true;
   const auto [ids, tokens] = ctx_.in_flight.leases();
-  const auto renewed = co_await db::async_renew(conn, ids, tokens, ctx_.cfg.lease);
+  const auto renewed = co_await conn.async_renew(ids, tokens, ctx_.cfg.lease);
   if (!renewed) {
     ++ctx_.metrics.db_errors;
     ctx_.log.warn("lease renewal failed; retrying in a second", {{"error", renewed.error().what()}});
@@ -108,13 +112,13 @@ asio::awaitable<bool> maintenance::async_renew(db::connection& conn) {
   co_return true;
 }
 
-asio::awaitable<bool> maintenance::async_sweep(db::connection& conn) {
+asio::awaitable<bool> maintenance::async_sweep(db::store_session& conn) {
   db::sweep_request req;
   req.max_attempts = ctx_.cfg.backoff.max_attempts;
   ctx_.destinations.for_each([&](const destination& d) {
     if (d.provider->hold_reclaimed()) req.hold_destinations.push_back(d.key());
   });
-  const auto swept = co_await db::async_sweep(conn, req);
+  const auto swept = co_await conn.async_sweep(req);
   if (!swept) {
     ++ctx_.metrics.db_errors;
     ctx_.log.warn("sweep failed; retrying", {{"error", swept.error().what()}});
@@ -133,16 +137,16 @@ asio::awaitable<bool> maintenance::async_sweep(db::connection& conn) {
 // The wake mode and the queue gauges: cheap reads on the sweep cadence. Plain
 // statements: GCC 12's Release build of `if (!co_await a) co_return false;
 // co_return co_await b;` here trapped (SIGILL) on resume.
-asio::awaitable<bool> maintenance::async_refresh(db::connection& conn) {
+asio::awaitable<bool> maintenance::async_refresh(db::store_session& conn) {
   const bool mode_read = co_await async_read_wake_mode(conn);
   if (!mode_read) co_return false;
   const bool gauges_read = co_await async_read_gauges(conn);
   co_return gauges_read;
 }
 
-asio::awaitable<bool> maintenance::async_read_wake_mode(db::connection& conn) {
+asio::awaitable<bool> maintenance::async_read_wake_mode(db::store_session& conn) {
   if (ctx_.cfg.wake != wake_mode::listen) co_return true;
-  const auto mode = co_await db::async_try(db::async_wake_mode(conn));
+  const auto mode = co_await conn.async_wake_mode();
   if (!mode) {
     ctx_.log.warn("could not read the wake mode; keeping the current one", {{"error", mode.error().what()}});
     co_return false;
@@ -152,16 +156,16 @@ asio::awaitable<bool> maintenance::async_read_wake_mode(db::connection& conn) {
 }
 
 // The queue gauges, the heartbeat and the delivery lag.
-asio::awaitable<bool> maintenance::async_read_gauges(db::connection& conn) {
-  const auto gauges = co_await db::async_try(db::async_queue_gauges(conn, claimer_.skipped_destinations()));
+asio::awaitable<bool> maintenance::async_read_gauges(db::store_session& conn) {
+  const auto gauges = co_await conn.async_queue_gauges(claimer_.skipped_destinations());
   if (!gauges) co_return false;
   ctx_.metrics.rows_by_state = gauges->rows_by_state;
   ctx_.metrics.oldest_due_seconds = gauges->oldest_due_seconds;
   co_return co_await async_fleet_refresh(conn);
 }
 
-asio::awaitable<bool> maintenance::async_load_pauses(db::connection& conn) {
-  const auto pauses = co_await db::async_try(db::async_list_pauses(conn));
+asio::awaitable<bool> maintenance::async_load_pauses(db::store_session& conn) {
+  const auto pauses = co_await conn.async_list_pauses();
   if (!pauses) {
     ++ctx_.metrics.db_errors;
     ctx_.log.warn("could not read paused destinations; retrying", {{"error", pauses.error().what()}});
@@ -171,12 +175,12 @@ asio::awaitable<bool> maintenance::async_load_pauses(db::connection& conn) {
   co_return co_await async_apply_resume_requests(conn);
 }
 
-asio::awaitable<bool> maintenance::async_record_policies(db::connection& conn) {
+asio::awaitable<bool> maintenance::async_record_policies(db::store_session& conn) {
   std::vector<db::destination_policy> policies;
   ctx_.destinations.for_each([&](const destination& d) {
     policies.push_back({d.provider_kind, d.name, d.provider->hold_reclaimed(), ctx_.cfg.backoff.max_attempts});
   });
-  const auto done = co_await db::async_record_policies(conn, ctx_.instance_id, policies);
+  const auto done = co_await conn.async_record_policies(ctx_.instance_id, policies);
   if (!done) {
     // An older schema (before 0004) or a transient failure: the sweeper works without it.
     ctx_.log.warn("could not record destination policies", {{"error", done.error().what()}});
@@ -194,7 +198,7 @@ void maintenance::apply_on_call_pauses(const std::vector<db::destination_pause>&
       return p.provider == d.provider_kind && p.destination == d.name;
     });
     if (it != pauses.end() && !d.gate.on_call_paused()) {
-      d.gate.manual_pause("paused by " + it->paused_by + ": " + it->reason, std::chrono::system_clock::now());
+      d.gate.manual_pause("paused by " + it->paused_by + ": " + it->reason, ctx_.clock.system_now());
       ctx_.log.warn(
           "destination paused by on-call",
           {{"provider", d.provider_kind}, {"destination", d.name}, {"reason", it->reason}, {"by", it->paused_by}});

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "db/operations_store.hpp"
 #include "dispatcher/engine/claimer.hpp"
+#include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
 #include "dispatcher/engine/engine_context.hpp"
 
@@ -34,33 +34,33 @@ class maintenance {
   [[nodiscard]] bool any_on_call_pause() const noexcept { return any_on_call_pause_; }
 
  private:
-  [[nodiscard]] boost::asio::awaitable<bool> async_renew(db::connection& conn);
-  [[nodiscard]] boost::asio::awaitable<bool> async_sweep(db::connection& conn);
-  [[nodiscard]] boost::asio::awaitable<bool> async_refresh(db::connection& conn);
-  [[nodiscard]] boost::asio::awaitable<bool> async_read_wake_mode(db::connection& conn);
-  [[nodiscard]] boost::asio::awaitable<bool> async_read_gauges(db::connection& conn);
-  [[nodiscard]] boost::asio::awaitable<bool> async_load_pauses(db::connection& conn);
-  [[nodiscard]] boost::asio::awaitable<bool> async_record_policies(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_renew(db::store_session& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_sweep(db::store_session& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_refresh(db::store_session& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_read_wake_mode(db::store_session& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_read_gauges(db::store_session& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_load_pauses(db::store_session& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_record_policies(db::store_session& conn);
   void apply_on_call_pauses(const std::vector<db::destination_pause>& pauses);
   // maintenance_fleet.cpp: "retry now" for automatic pauses, the heartbeat, the delivery lag.
-  [[nodiscard]] boost::asio::awaitable<bool> async_apply_resume_requests(db::connection& conn);
-  [[nodiscard]] boost::asio::awaitable<bool> async_fleet_refresh(db::connection& conn);
-  [[nodiscard]] boost::asio::awaitable<bool> async_heartbeat(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_apply_resume_requests(db::store_session& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_fleet_refresh(db::store_session& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_heartbeat(db::store_session& conn);
   // Re-reads the live dispatchers into the metrics (the /status page lists them).
-  boost::asio::awaitable<void> async_read_fleet(db::connection& conn);
+  boost::asio::awaitable<void> async_read_fleet(db::store_session& conn);
   boost::asio::awaitable<void> async_goodbye();
 
   engine_context& ctx_;
   claimer& claimer_;
   db_link link_;
-  boost::asio::steady_timer timer_;
+  clock_timer timer_;
   bool stop_ = false;
   bool reload_requested_ = false;
   bool any_on_call_pause_ = false;
   bool policies_recorded_ = false;
   std::string resume_marker_;    // newest resume request acted on (database time); empty before the first read
   bool fleet_supported_ = true;  // false on a schema before 0006: no heartbeat, no resume requests
-  const std::chrono::system_clock::time_point started_at_ = std::chrono::system_clock::now();
+  const std::chrono::system_clock::time_point started_at_;
 };
 
 }  // namespace outbox

@@ -35,9 +35,9 @@ bool schema_before_fleet(const db::error& e) {
 
 }  // namespace
 
-asio::awaitable<bool> maintenance::async_apply_resume_requests(db::connection& conn) {
+asio::awaitable<bool> maintenance::async_apply_resume_requests(db::store_session& conn) {
   if (!fleet_supported_) co_return true;
-  const auto requests = co_await db::async_resume_requests(conn, resume_marker_);
+  const auto requests = co_await conn.async_resume_requests(resume_marker_);
   if (!requests) {
     if (schema_before_fleet(requests.error())) {
       fleet_supported_ = false;  // a schema before 0006: nothing to read
@@ -46,7 +46,7 @@ asio::awaitable<bool> maintenance::async_apply_resume_requests(db::connection& c
     }
     co_return false;
   }
-  const auto now = sys_clock::now();
+  const auto now = ctx_.clock.system_now();
   bool lifted = false;
   for (const auto& r : *requests) {
     auto* d = ctx_.destinations.find(r.provider, r.destination);
@@ -62,8 +62,8 @@ asio::awaitable<bool> maintenance::async_apply_resume_requests(db::connection& c
   co_return true;
 }
 
-asio::awaitable<bool> maintenance::async_fleet_refresh(db::connection& conn) {
-  const auto lags = co_await db::async_delivery_lag(conn);
+asio::awaitable<bool> maintenance::async_fleet_refresh(db::store_session& conn) {
+  const auto lags = co_await conn.async_delivery_lag();
   if (!lags) co_return false;
   ctx_.metrics.delivery_lag_seconds.clear();
   std::map<metrics::destination_key, std::int64_t> backlog;
@@ -85,16 +85,14 @@ asio::awaitable<bool> maintenance::async_fleet_refresh(db::connection& conn) {
 }
 
 // The live dispatchers for /status: which of them paused which destination.
-asio::awaitable<void> maintenance::async_read_fleet(db::connection& conn) {
-  nlohmann::json fleet;
-  try {
-    fleet = co_await db::async_fleet(conn);
-  } catch (const db::error& e) {
-    if (e.connection_lost()) throw;
-    co_return;  // the page keeps the last list; the next sweep tries again
-  }
+asio::awaitable<void> maintenance::async_read_fleet(db::store_session& conn) {
+  // On a failure the page keeps the last list and the next sweep tries again (a
+  // lost connection is replaced then). It used to throw on a lost connection,
+  // which ended the maintenance task and with it lease renewal.
+  const auto fleet = co_await conn.async_fleet();
+  if (!fleet) co_return;
   std::vector<fleet_member> members;
-  for (const auto& d : fleet) {
+  for (const auto& d : *fleet) {
     if (!d.value("live", false)) continue;
     fleet_member m{d.value("instance", ""), d.value("host", ""), d.value("last_seen", ""), {}};
     for (const auto& p : d.value("automatic_pauses", nlohmann::json::array())) {
@@ -107,9 +105,9 @@ asio::awaitable<void> maintenance::async_read_fleet(db::connection& conn) {
   ctx_.metrics.fleet = std::move(members);
 }
 
-asio::awaitable<bool> maintenance::async_heartbeat(db::connection& conn) {
+asio::awaitable<bool> maintenance::async_heartbeat(db::store_session& conn) {
   if (!fleet_supported_) co_return true;
-  const auto now = sys_clock::now();
+  const auto now = ctx_.clock.system_now();
   db::heartbeat beat{
       ctx_.instance_id,        version_line(),         host_name(), static_cast<int>(::getpid()), started_at_,
       ctx_.cfg.sweep_interval, nlohmann::json::array()};
@@ -123,7 +121,7 @@ asio::awaitable<bool> maintenance::async_heartbeat(db::connection& conn) {
                                      {"since", since ? iso_time(*since) : ""},
                                      {"until", until ? iso_time(*until) : ""}});
   });
-  const auto done = co_await db::async_beat(conn, beat);
+  const auto done = co_await conn.async_beat(beat);
   if (!done && schema_before_fleet(done.error())) {
     fleet_supported_ = false;
     co_return true;
@@ -136,9 +134,9 @@ asio::awaitable<bool> maintenance::async_heartbeat(db::connection& conn) {
 // counting it (and its automatic pauses) at once. A crash leaves it to age out.
 asio::awaitable<void> maintenance::async_goodbye() {
   if (!fleet_supported_) co_return;
-  db::connection* conn = co_await link_.async_get();
+  db::store_session* conn = co_await link_.async_get();
   if (conn == nullptr) co_return;
-  const auto done = co_await db::async_goodbye(*conn, ctx_.instance_id);
+  const auto done = co_await conn->async_goodbye(ctx_.instance_id);
   if (!done) ctx_.log.warn("could not remove this dispatcher's heartbeat", {{"error", done.error().what()}});
 }
 

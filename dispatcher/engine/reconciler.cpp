@@ -34,23 +34,23 @@ bool is_final(providers::request_state s) {
 // Records one check. When the connection was lost, once more on a fresh one: the
 // status was read already, and an unrecorded request waits hold_while_checking.
 // A replay of a write that did commit only counts one check more.
-asio::awaitable<std::optional<std::int64_t>> async_record(db_link& link, db::connection*& conn,
+asio::awaitable<std::optional<std::int64_t>> async_record(db_link& link, db::store_session*& conn,
                                                           const db::request_check& check, logger& log) {
-  auto rows = co_await db::async_record_request_check(*conn, check);
-  if (!rows && !conn->is_open()) {
+  auto rows = co_await conn->async_record_request_check(check);
+  if (!rows && !conn->connected()) {
     link.drop();
     conn = co_await link.async_get();
-    if (conn != nullptr) rows = co_await db::async_record_request_check(*conn, check);
+    if (conn != nullptr) rows = co_await conn->async_record_request_check(check);
   }
   if (rows) co_return *rows;
   log.warn("could not record a request status", {{"request_id", check.request_id}, {"error", rows.error().what()}});
-  if (conn != nullptr && !conn->is_open()) link.drop();
+  if (conn != nullptr && !conn->connected()) link.drop();
   co_return std::nullopt;
 }
 
 }  // namespace
 
-reconciler::reconciler(engine_context& ctx) : ctx_(ctx), link_(ctx, "reconciler"), timer_(ctx.ex) {}
+reconciler::reconciler(engine_context& ctx) : ctx_(ctx), link_(ctx, "reconciler"), timer_(ctx.ex, ctx.clock) {}
 
 bool reconciler::needed(const destination_registry& destinations) {
   bool any = false;
@@ -69,19 +69,19 @@ asio::awaitable<void> reconciler::async_run() {
     if (auto* conn = co_await link_.async_get()) co_await async_check_due(*conn);
     if (stop_) break;
     timer_.expires_after(ctx_.cfg.status_poll_interval);
-    (void)co_await timer_.async_wait(use_tuple);
+    (void)co_await timer_.async_wait();
   }
   http_->close_idle();
 }
 
-asio::awaitable<void> reconciler::async_check_due(db::connection& conn) {
-  auto due = co_await db::async_take_due_requests(conn, checks_per_round, hold_while_checking);
+asio::awaitable<void> reconciler::async_check_due(db::store_session& conn) {
+  auto due = co_await conn.async_take_due_requests(checks_per_round, hold_while_checking);
   if (!due) {
     ctx_.log.warn("could not read requests due for a status check", {{"error", due.error().what()}});
-    if (!conn.is_open()) link_.drop();
+    if (!conn.connected()) link_.drop();
     co_return;
   }
-  db::connection* current = &conn;
+  db::store_session* current = &conn;
   for (const auto& request : *due) {
     if (stop_) co_return;
     const auto check = co_await async_check(request);
@@ -157,7 +157,7 @@ std::chrono::seconds reconciler::processing_interval(std::chrono::seconds delay,
 
 void reconciler::pause_scope(const std::string& scope, std::chrono::seconds retry_delay, std::chrono::seconds first) {
   auto& pause = quota_pauses_[scope];
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = ctx_.clock.steady_now();
   const bool in_a_row = pause.last.count() > 0;
   const std::chrono::seconds backoff =
       in_a_row ? std::min<std::chrono::seconds>(pause.last * 2, longest_quota_pause) : std::max(first, 1s);
@@ -170,7 +170,7 @@ void reconciler::pause_scope(const std::string& scope, std::chrono::seconds retr
 
 std::optional<std::chrono::seconds> reconciler::scope_paused(const std::string& scope) const {
   const auto it = quota_pauses_.find(scope);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = ctx_.clock.steady_now();
   if (it == quota_pauses_.end() || it->second.until <= now) return std::nullopt;
   return std::chrono::ceil<std::chrono::seconds>(it->second.until - now);
 }

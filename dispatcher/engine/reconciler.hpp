@@ -12,9 +12,9 @@
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "db/request_status_store.hpp"
+#include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
 #include "dispatcher/engine/engine_context.hpp"
 #include "providers/http/https_client.hpp"
@@ -46,7 +46,7 @@ class reconciler {
   void stop();
 
  private:
-  [[nodiscard]] boost::asio::awaitable<void> async_check_due(db::connection& conn);
+  [[nodiscard]] boost::asio::awaitable<void> async_check_due(db::store_session& conn);
   [[nodiscard]] boost::asio::awaitable<db::request_check> async_check(const db::due_request& due);
   void note(const db::request_check& check, std::int64_t rows);
   // RESOURCE_EXHAUSTED (providers::request_status::quota_exhausted): every request
@@ -63,7 +63,7 @@ class reconciler {
   // Made when the reconciler runs: its trust store costs 0.7 MB, and most
   // deployments have no destination to reconcile.
   std::optional<providers::https_client> http_;
-  boost::asio::steady_timer timer_;
+  clock_timer timer_;
   std::map<std::string, quota_pause> quota_pauses_;  // by status_quota_scope()
   bool stop_ = false;
 };

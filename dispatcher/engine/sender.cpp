@@ -41,8 +41,8 @@ providers::preparation prepared_for(const destination& dest, const providers::ou
 
 }  // namespace
 
-sender::sender(engine_context& ctx, settler& settle)
-    : ctx_(ctx), settler_(settle), http_(ctx.ex, http_options(ctx.cfg)), random_(std::random_device{}()) {}
+sender::sender(engine_context& ctx, settler& settle, providers::http_transport& http)
+    : ctx_(ctx), settler_(settle), http_(http), random_(std::random_device{}()) {}
 
 double sender::random01() { return std::uniform_real_distribution<double>(0.0, 1.0)(random_); }
 
@@ -75,7 +75,7 @@ std::string sender::unknown_destination_error(const db::claimed_row& row) const 
 }
 
 std::optional<db::settlement> sender::route(const db::claimed_row& row, bool probe, destination*& dest) {
-  const auto now = sys_clock::now();
+  const auto now = ctx_.clock.system_now();
   const row_ticket ticket{row.id, row.lease_token, row.attempts, row.created_at};
   dest = ctx_.destinations.find(row.provider, row.destination);
   in_flight_row entry{ticket, dest ? row.provider : unknown_label, dest ? row.destination : unknown_label};
@@ -105,7 +105,7 @@ std::optional<db::settlement> sender::route(const db::claimed_row& row, bool pro
 }
 
 void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
-  const auto now = sys_clock::now();
+  const auto now = ctx_.clock.system_now();
   std::map<destination*, std::vector<providers::outbound_event>> groups;
   for (auto& row : rows) {
     ++ctx_.metrics.claimed;
@@ -174,11 +174,12 @@ void sender::spawn(destination& dest, std::vector<providers::outbound_event> eve
 asio::awaitable<bool> sender::async_wait_turn(destination& dest) {
   const bool slot = co_await dest.limiter.async_acquire();
   if (slot && !ctx_.stopping) {
-    const auto wait = dest.bucket.reserve(steady::now());
+    const auto wait = dest.bucket.reserve(ctx_.clock.steady_now());
     if (wait > steady::duration::zero()) {
-      asio::steady_timer t(ctx_.ex, wait);
+      clock_timer t(ctx_.ex, ctx_.clock);
+      t.expires_after(wait);
       rate_waits_.push_back(&t);
-      (void)co_await t.async_wait(use_tuple);
+      (void)co_await t.async_wait();
       std::erase(rate_waits_, &t);
     }
   }
@@ -194,7 +195,7 @@ asio::awaitable<void> sender::async_send_batch(destination& dest, std::vector<pr
     put_back(events, 0ms, "released", "released unsent at shutdown");
     co_return;
   }
-  if (!probe && dest.gate.paused(sys_clock::now())) {
+  if (!probe && dest.gate.paused(ctx_.clock.system_now())) {
     // Paused while these rows waited for a slot: back to pending, due now; the
     // claim leaves them alone until the destination reopens.
     dest.limiter.release();
@@ -210,12 +211,12 @@ asio::awaitable<void> sender::async_send_batch(destination& dest, std::vector<pr
   std::vector<std::int64_t> rows;
   rows.reserve(events.size());
   for (const auto& e : events) rows.push_back(e.row_id);
-  note_health(dest, ex, rows, sys_clock::now(), probe);
+  note_health(dest, ex, rows, ctx_.clock.system_now(), probe);
   judge(dest, std::move(events), std::move(ex));
 }
 
 void sender::judge(destination& dest, std::vector<providers::outbound_event> events, exchange ex) {
-  const auto now = sys_clock::now();
+  const auto now = ctx_.clock.system_now();
   auto& verdict = ex.verdict;
   if (verdict.pause_destination) {
     dest.gate.pause(now, destination_pause, *verdict.pause_destination);
@@ -324,7 +325,7 @@ void sender::note_health(destination& dest, const exchange& ex, std::span<const 
 void sender::put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,
                       const std::string& outcome, const std::string& reason) {
   for (const auto& e : events) {
-    auto s = plan_putback(ctx_.in_flight.find(e.row_id)->ticket, delay, outcome, reason);
+    auto s = plan_putback(ctx_.in_flight.find(e.row_id)->ticket, delay, outcome, reason, ctx_.clock.system_now());
     s.log_attempt = false;  // nothing was attempted
     settle(std::move(s));
   }
@@ -335,14 +336,14 @@ void sender::put_back(const std::vector<providers::outbound_event>& events, std:
 namespace outbox {
 
 void sender::abandon_running() {
-  const auto now = sys_clock::now();
+  const auto now = ctx_.clock.system_now();
   std::vector<db::settlement> fates;
   ctx_.in_flight.for_each([&](in_flight_row& row) {
     if (row.outcome_queued || row.abandoned) return;
     row.abandoned = true;
     db::settlement s;
     if (!row.started) {
-      s = plan_putback(row.ticket, 0ms, "released", "released unsent at shutdown");
+      s = plan_putback(row.ticket, 0ms, "released", "released unsent at shutdown", now);
       s.log_attempt = false;
       fates.push_back(std::move(s));
       return;
@@ -355,7 +356,8 @@ void sender::abandon_running() {
                     now);
     } else {
       s = plan_putback(row.ticket, 0ms, "abandoned",
-                       "the dispatcher stopped while a request was in flight; the provider's dedup id covers a resend");
+                       "the dispatcher stopped while a request was in flight; the provider's dedup id covers a resend",
+                       now);
     }
     s.refund_attempt = false;  // a request was made: the attempt counts
     s.log_attempt = true;

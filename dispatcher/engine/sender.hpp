@@ -10,18 +10,18 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "db/delivery_store.hpp"
+#include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/engine_context.hpp"
 #include "dispatcher/engine/settler.hpp"
-#include "providers/http/https_client.hpp"
+#include "providers/http/http_transport.hpp"
 
 namespace outbox {
 
 class sender {
  public:
-  sender(engine_context& ctx, settler& settle);
+  sender(engine_context& ctx, settler& settle, providers::http_transport& http);
 
   // Takes claimed rows into flight and starts their requests. `probe`: the row
   // was claimed alone to test a destination whose pause ended.
@@ -78,9 +78,9 @@ class sender {
 
   engine_context& ctx_;
   settler& settler_;
-  providers::https_client http_;
+  providers::http_transport& http_;
   std::size_t active_ = 0;
-  std::vector<boost::asio::steady_timer*> rate_waits_;  // cancelled at shutdown
+  std::vector<clock_timer*> rate_waits_;  // cancelled at shutdown
   std::mt19937_64 random_;
 };
 

@@ -50,19 +50,19 @@ db::settlement plan_settlement(const row_ticket& row, const providers::event_out
 }
 
 db::settlement plan_putback(const row_ticket& row, std::chrono::milliseconds delay, std::string outcome,
-                            std::string reason) {
+                            std::string reason, std::chrono::system_clock::time_point now) {
   auto s = base(row);
   s.state = db::settle_state::pending;
   s.refund_attempt = true;
   s.retry_delay = delay;
-  s.started_at = std::chrono::system_clock::now();
+  s.started_at = now;
   s.outcome = std::move(outcome);
   s.error = std::move(reason);
   return s;
 }
 
 db::settlement plan_paused_attempt(const row_ticket& row, const attempt_facts& facts, const std::string& reason) {
-  auto s = plan_putback(row, std::chrono::milliseconds(0), "paused", "destination paused: " + reason);
+  auto s = plan_putback(row, std::chrono::milliseconds(0), "paused", "destination paused: " + reason, facts.started_at);
   s.log_attempt = true;  // a real request: on-call wants to see what the API answered
   s.started_at = facts.started_at;
   s.duration = facts.duration;

@@ -39,7 +39,7 @@ struct attempt_facts {
 
 // Put back without counting the attempt: paused destination, shutdown before sending.
 [[nodiscard]] db::settlement plan_putback(const row_ticket& row, std::chrono::milliseconds delay, std::string outcome,
-                                          std::string reason);
+                                          std::string reason, std::chrono::system_clock::time_point now);
 
 // A request the destination refused as a whole (401/403, a refused token): put
 // back without counting the attempt, but logged with what the API answered.

@@ -56,7 +56,7 @@ bool caused_by_row_data(const std::string& sqlstate) {
 
 }  // namespace
 
-settler::settler(engine_context& ctx) : ctx_(ctx), link_(ctx, "settle"), timer_(ctx.ex) {}
+settler::settler(engine_context& ctx) : ctx_(ctx), link_(ctx, "settle"), timer_(ctx.ex, ctx.clock) {}
 
 void settler::enqueue(db::settlement s) {
   const auto id = s.id;
@@ -90,12 +90,12 @@ bool settler::worth_gathering() const {
 // wait for a destination's slots (backlog_settle_window).
 asio::awaitable<void> settler::async_gather(steady::duration window, bool behind_slots) {
   if (window <= steady::duration::zero()) co_return;
-  const auto until = steady::now() + window;
+  const auto until = ctx_.clock.steady_now() + window;
   gathering_ = true;
   behind_slots_ = behind_slots;
-  while (!stop_ && worth_gathering() && steady::now() < until) {
+  while (!stop_ && worth_gathering() && ctx_.clock.steady_now() < until) {
     timer_.expires_at(until);
-    (void)co_await timer_.async_wait(use_tuple);
+    (void)co_await timer_.async_wait();
   }
   gathering_ = false;
   behind_slots_ = false;
@@ -126,20 +126,20 @@ asio::awaitable<void> settler::async_run() {
     if (queue_.empty()) {
       if (stop_) break;
       timer_.expires_after(1h);
-      (void)co_await timer_.async_wait(use_tuple);
+      (void)co_await timer_.async_wait();
       co_await async_gather(ctx_.cfg.settle_window, false);
       continue;
     }
     if (!stop_ && ctx_.cfg.settle_window > steady::duration::zero()) co_await async_gather(backlog_settle_window, true);
-    if (stop_ && steady::now() > deadline_) {
+    if (stop_ && ctx_.clock.steady_now() > deadline_) {
       ctx_.log.error("could not record outcomes before exit; those rows are retried after their lease expires",
                      {{"rows", queue_.size()}});
       break;
     }
-    db::connection* conn = co_await link_.async_get();
+    db::store_session* conn = co_await link_.async_get();
     if (!conn) {
       timer_.expires_after(reconnect_delay);
-      (void)co_await timer_.async_wait(use_tuple);
+      (void)co_await timer_.async_wait();
       continue;
     }
     // A lost connection: loop at once; the next get reconnects and the same settle goes again.
@@ -161,15 +161,16 @@ asio::awaitable<void> settler::async_wait_after_refusal() {
   link_.drop();
   backing_off_ = true;
   timer_.expires_after(refusal_delay_);
-  (void)co_await timer_.async_wait(use_tuple);
+  (void)co_await timer_.async_wait();
   backing_off_ = false;
 }
 
-asio::awaitable<settler::flush_result> settler::async_flush(db::connection& conn, std::vector<db::settlement> batch) {
-  const auto t0 = steady::now();
-  const auto r = co_await db::async_settle(conn, ctx_.instance_id, batch);
+asio::awaitable<settler::flush_result> settler::async_flush(db::store_session& conn,
+                                                            std::vector<db::settlement> batch) {
+  const auto t0 = ctx_.clock.steady_now();
+  const auto r = co_await conn.async_settle(ctx_.instance_id, batch);
   if (r) {
-    ctx_.metrics.settle_seconds.observe(std::chrono::duration<double>(steady::now() - t0).count());
+    ctx_.metrics.settle_seconds.observe(std::chrono::duration<double>(ctx_.clock.steady_now() - t0).count());
     apply(batch, *r);
     co_return flush_result::done;
   }
@@ -195,9 +196,9 @@ asio::awaitable<settler::flush_result> settler::async_flush(db::connection& conn
   co_return co_await async_flush(conn, std::move(second));
 }
 
-asio::awaitable<settler::flush_result> settler::async_flush_alone(db::connection& conn, db::settlement s) {
+asio::awaitable<settler::flush_result> settler::async_flush_alone(db::store_session& conn, db::settlement s) {
   std::vector<db::settlement> one{plain(std::move(s), "rejected by the database")};
-  const auto r = co_await db::async_settle(conn, ctx_.instance_id, one);
+  const auto r = co_await conn.async_settle(ctx_.instance_id, one);
   if (r) {
     apply(one, *r);
     co_return flush_result::done;

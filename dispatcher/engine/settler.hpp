@@ -24,9 +24,9 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "db/delivery_store.hpp"
+#include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
 #include "dispatcher/engine/engine_context.hpp"
 
@@ -52,8 +52,8 @@ class settler {
   // behind_slots: the wait after a settle while rows wait for destination slots.
   boost::asio::awaitable<void> async_gather(std::chrono::steady_clock::duration window, bool behind_slots);
   boost::asio::awaitable<void> async_wait_after_refusal();
-  boost::asio::awaitable<flush_result> async_flush(db::connection& conn, std::vector<db::settlement> batch);
-  boost::asio::awaitable<flush_result> async_flush_alone(db::connection& conn, db::settlement s);
+  boost::asio::awaitable<flush_result> async_flush(db::store_session& conn, std::vector<db::settlement> batch);
+  boost::asio::awaitable<flush_result> async_flush_alone(db::store_session& conn, db::settlement s);
   [[nodiscard]] std::vector<db::settlement> next_batch();
   [[nodiscard]] bool requests_out() const;
   [[nodiscard]] bool worth_gathering() const;
@@ -65,7 +65,7 @@ class settler {
   db_link link_;
   std::deque<std::int64_t> order_;  // row ids, oldest first
   std::unordered_map<std::int64_t, db::settlement> queue_;
-  boost::asio::steady_timer timer_;
+  clock_timer timer_;
   bool stop_ = false;
   bool behind_slots_ = false;
   bool gathering_ = false;                               // in the settle window: only a full window's worth wakes it

@@ -168,20 +168,21 @@ http_request google_ads_provider::build_request(std::span<const outbound_event> 
   return request;
 }
 
-batch_outcome google_ads_provider::classify(std::span<const outbound_event> events, const http_result& result) const {
+batch_outcome google_ads_provider::classify(std::span<const outbound_event> events, const http_result& result,
+                                            system_clock::time_point now) const {
   std::vector<json> conversions;
   conversions.reserve(events.size());
   // The conversions as prepare() built them: classify never parses or hashes again.
   for (const auto& event : events) {
     if (const auto* ready = prepared_as<google_ads_prepared>(event)) {
       conversions.push_back(ready->conversion);
-    } else if (auto p = prepare(event, system_clock::now()); !p.error) {
+    } else if (auto p = prepare(event, now); !p.error) {
       conversions.push_back(static_cast<const google_ads_prepared&>(*p.state).conversion);
     } else {
       conversions.push_back(json{{"orderId", event.idempotency_key}});
     }
   }
-  return classify_google_ads_result(google_ads_request_rows(conversions), result, system_clock::now());
+  return classify_google_ads_result(google_ads_request_rows(conversions), result, now);
 }
 
 std::vector<std::pair<std::string, std::string>> validate_google_ads_settings(

@@ -373,12 +373,12 @@ http_request google_data_manager_provider::build_request(std::span<const outboun
   return request;
 }
 
-batch_outcome google_data_manager_provider::classify(std::span<const outbound_event> events,
-                                                     const http_result& result) const {
+batch_outcome google_data_manager_provider::classify(std::span<const outbound_event> events, const http_result& result,
+                                                     std::chrono::system_clock::time_point now) const {
   std::vector<json> all;
   all.reserve(events.size());
   for (const auto& event : events) all.push_back(json{{"transactionId", event.idempotency_key}});
-  return classify_data_manager_result(data_manager_request_rows(all), result, system_clock::now());
+  return classify_data_manager_result(data_manager_request_rows(all), result, now);
 }
 
 }  // namespace outbox::providers

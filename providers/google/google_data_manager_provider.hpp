@@ -104,8 +104,8 @@ class google_data_manager_provider final : public provider {
                                     std::chrono::system_clock::time_point now) const override;
   [[nodiscard]] http_request build_request(std::span<const outbound_event> events,
                                            std::chrono::system_clock::time_point now) const override;
-  [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events,
-                                       const http_result& result) const override;
+  [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events, const http_result& result,
+                                       std::chrono::system_clock::time_point now) const override;
   [[nodiscard]] const oauth_settings* oauth() const override { return &destination_.oauth; }
   [[nodiscard]] std::optional<http_request> status_request(std::string_view request_id) const override;
   [[nodiscard]] request_status read_status(const http_result& result) const override;

@@ -72,7 +72,7 @@ void oauth_token_source::invalidate() {
   valid_until_ = {};
 }
 
-boost::asio::awaitable<token_result> oauth_token_source::async_token(https_client& http) {
+boost::asio::awaitable<token_result> oauth_token_source::async_token(http_transport& http) {
   if (!token_.empty() && clock::now() < valid_until_) co_return token_result{token_, {}, false};
   if (refreshing_) {
     boost::asio::steady_timer wait(ex_, clock::time_point::max());

@@ -9,7 +9,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "providers/http/https_client.hpp"
+#include "providers/http/http_transport.hpp"
 #include "providers/provider.hpp"
 
 namespace outbox::providers {
@@ -34,7 +34,7 @@ class oauth_token_source {
   oauth_token_source(boost::asio::any_io_executor ex, oauth_settings settings);
 
   // The cached token, or a fresh one.
-  [[nodiscard]] boost::asio::awaitable<token_result> async_token(https_client& http);
+  [[nodiscard]] boost::asio::awaitable<token_result> async_token(http_transport& http);
   // Forget the cached token (the API answered 401 with it).
   void invalidate();
   [[nodiscard]] int refreshes() const noexcept { return refreshes_; }

@@ -187,10 +187,6 @@ event_outcome classify_http_result(const http_result& result, system_clock::time
   return outcome;
 }
 
-event_outcome classify_http_result(const http_result& result) {
-  return classify_http_result(result, system_clock::now());
-}
-
 batch_outcome uniform_outcome(std::size_t n, const http_result& result, system_clock::time_point now) {
   event_outcome outcome = classify_http_result(result, now);
   batch_outcome batch;
@@ -202,10 +198,6 @@ batch_outcome uniform_outcome(std::size_t n, const http_result& result, system_c
   }
   batch.events.assign(n, outcome);
   return batch;
-}
-
-batch_outcome uniform_outcome(std::size_t n, const http_result& result) {
-  return uniform_outcome(n, result, system_clock::now());
 }
 
 }  // namespace outbox::providers

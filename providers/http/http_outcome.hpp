@@ -49,7 +49,6 @@ inline constexpr std::chrono::seconds max_retry_after{std::chrono::hours{24}};
 // `error` reads like "HTTP 503: <first 200 bytes of body>" or "timeout: <message>".
 // `now` only matters for a Retry-After given as a date.
 [[nodiscard]] event_outcome classify_http_result(const http_result& result, std::chrono::system_clock::time_point now);
-[[nodiscard]] event_outcome classify_http_result(const http_result& result);
 
 // The same outcome for all `n` events of one request (for providers whose
 // response says nothing per event). For 401/403 it also sets pause_destination
@@ -57,6 +56,5 @@ inline constexpr std::chrono::seconds max_retry_after{std::chrono::hours{24}};
 // the rows are not at fault and must survive until the destination is fixed.
 [[nodiscard]] batch_outcome uniform_outcome(std::size_t n, const http_result& result,
                                             std::chrono::system_clock::time_point now);
-[[nodiscard]] batch_outcome uniform_outcome(std::size_t n, const http_result& result);
 
 }  // namespace outbox::providers

@@ -13,6 +13,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include "providers/http/http_transport.hpp"
 #include "providers/http/http_types.hpp"
 #include "providers/http/https_resolver.hpp"
 
@@ -49,11 +50,11 @@ struct https_client_options {
   }
 };
 
-class https_client {
+class https_client final : public http_transport {
  public:
   // Throws std::runtime_error if extra_ca_file cannot be loaded.
   https_client(boost::asio::any_io_executor ex, https_client_options opts);
-  ~https_client();
+  ~https_client() override;
   https_client(const https_client&) = delete;
   https_client& operator=(const https_client&) = delete;
 
@@ -67,12 +68,12 @@ class https_client {
   // Host, Content-Length and Transfer-Encoding are set here (given values are
   // dropped); User-Agent and Content-Type (application/json, when there is a
   // body) are set unless given.
-  [[nodiscard]] boost::asio::awaitable<http_result> async_send(http_request req);
+  [[nodiscard]] boost::asio::awaitable<http_result> async_send(http_request req) override;
 
   // Pooled connections currently idle, over all origins.
   [[nodiscard]] std::size_t idle_connections() const;
   // Closes every idle pooled connection (at shutdown).
-  void close_idle();
+  void close_idle() override;
 
  private:
   struct impl;

@@ -268,12 +268,13 @@ http_request meta_provider::build_request(std::span<const outbound_event> events
   return request;
 }
 
-batch_outcome meta_provider::classify(std::span<const outbound_event> events, const http_result& result) const {
+batch_outcome meta_provider::classify(std::span<const outbound_event> events, const http_result& result,
+                                      std::chrono::system_clock::time_point now) const {
   const std::size_t n = events.size();
-  if (!result.response) return uniform_outcome(n, result);
+  if (!result.response) return uniform_outcome(n, result, now);
   const auto error = parse_meta_error(result.response->body);
   // No envelope: 2xx delivered, 5xx/429 retry, 401/403 pause, other 4xx dead.
-  if (!error) return uniform_outcome(n, result);
+  if (!error) return uniform_outcome(n, result, now);
 
   const int status = result.response->status;
   const std::string text = meta_error_text(*error);
@@ -284,7 +285,7 @@ batch_outcome meta_provider::classify(std::span<const outbound_event> events, co
     case meta_error_action::retry:
       outcome.kind = outcome_kind::retry;
       if (const auto header = result.response->header("retry-after")) {
-        outcome.retry_after = parse_retry_after(*header, std::chrono::system_clock::now());
+        outcome.retry_after = parse_retry_after(*header, now);
       }
       break;
     case meta_error_action::pause_destination:

@@ -149,8 +149,8 @@ class meta_provider final : public provider {
   // Throws std::invalid_argument for an event validate() would refuse.
   [[nodiscard]] http_request build_request(std::span<const outbound_event> events,
                                            std::chrono::system_clock::time_point now) const override;
-  [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events,
-                                       const http_result& result) const override;
+  [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events, const http_result& result,
+                                       std::chrono::system_clock::time_point now) const override;
   [[nodiscard]] bool hold_reclaimed() const override { return destination_.hold_reclaimed; }
   [[nodiscard]] std::string_view api_version() const override { return destination_.api_version; }
 

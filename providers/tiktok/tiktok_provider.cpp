@@ -255,9 +255,10 @@ http_request tiktok_provider::build_request(std::span<const outbound_event> even
   return request;
 }
 
-batch_outcome tiktok_provider::classify(std::span<const outbound_event> events, const http_result& result) const {
+batch_outcome tiktok_provider::classify(std::span<const outbound_event> events, const http_result& result,
+                                        std::chrono::system_clock::time_point now) const {
   const std::size_t n = events.size();
-  if (!result.response) return uniform_outcome(n, result);
+  if (!result.response) return uniform_outcome(n, result, now);
   const int status = result.response->status;
   const auto response = parse_tiktok_response(result.response->body);
   if (!response) {
@@ -270,14 +271,14 @@ batch_outcome tiktok_provider::classify(std::span<const outbound_event> events, 
                       " without a TikTok response code: " + one_line_excerpt(result.response->body, 200);
       return batch_outcome{std::vector<event_outcome>(n, outcome), std::nullopt, false};
     }
-    return uniform_outcome(n, result);  // 5xx/429 retry, 401/403 pause, other 4xx dead
+    return uniform_outcome(n, result, now);  // 5xx/429 retry, 401/403 pause, other 4xx dead
   }
 
   const std::string text = tiktok_error_text(*response);
   batch_outcome out;
   event_outcome outcome;
   auto action = tiktok_action_for(response->code);
-  if (action == tiktok_code_action::delivered && (status < 200 || status > 299)) return uniform_outcome(n, result);
+  if (action == tiktok_code_action::delivered && (status < 200 || status > 299)) return uniform_outcome(n, result, now);
   if (action == tiktok_code_action::reject_batch && is_retryable_status(status)) action = tiktok_code_action::retry;
   switch (action) {
     case tiktok_code_action::delivered: outcome.kind = outcome_kind::delivered; break;
@@ -285,7 +286,7 @@ batch_outcome tiktok_provider::classify(std::span<const outbound_event> events, 
       outcome.kind = outcome_kind::retry;
       outcome.error = text;
       if (const auto header = result.response->header("retry-after")) {
-        outcome.retry_after = parse_retry_after(*header, std::chrono::system_clock::now());
+        outcome.retry_after = parse_retry_after(*header, now);
       }
       break;
     case tiktok_code_action::pause_destination:

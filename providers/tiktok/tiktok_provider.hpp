@@ -119,8 +119,8 @@ class tiktok_provider final : public provider {
   // Throws std::invalid_argument for an event validate() would refuse.
   [[nodiscard]] http_request build_request(std::span<const outbound_event> events,
                                            std::chrono::system_clock::time_point now) const override;
-  [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events,
-                                       const http_result& result) const override;
+  [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events, const http_result& result,
+                                       std::chrono::system_clock::time_point now) const override;
 
   [[nodiscard]] const tiktok_destination& destination() const { return destination_; }
 

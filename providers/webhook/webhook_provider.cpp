@@ -110,8 +110,9 @@ http_request webhook_provider::build_request(std::span<const outbound_event> eve
   return request;
 }
 
-batch_outcome webhook_provider::classify(std::span<const outbound_event> events, const http_result& result) const {
-  return uniform_outcome(events.size(), result);
+batch_outcome webhook_provider::classify(std::span<const outbound_event> events, const http_result& result,
+                                         std::chrono::system_clock::time_point now) const {
+  return uniform_outcome(events.size(), result, now);
 }
 
 std::vector<std::pair<std::string, std::string>> validate_webhook_settings(

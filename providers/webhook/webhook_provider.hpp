@@ -54,8 +54,8 @@ class webhook_provider final : public provider {
   // byte-identical content. Only the timestamp and signature change per attempt.
   [[nodiscard]] http_request build_request(std::span<const outbound_event> events,
                                            std::chrono::system_clock::time_point now) const override;
-  [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events,
-                                       const http_result& result) const override;
+  [[nodiscard]] batch_outcome classify(std::span<const outbound_event> events, const http_result& result,
+                                       std::chrono::system_clock::time_point now) const override;
 
  private:
   // Why the event cannot go as a webhook (key unusable in a header, payload not an object).

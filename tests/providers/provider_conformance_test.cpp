@@ -290,34 +290,37 @@ TEST_CASE("conformance: each answer gives one outcome per event, classified the 
       REQUIRE(out.events.size() == events.size());
       return std::all_of(out.events.begin(), out.events.end(), [&](const auto& e) { return e.kind == kind; });
     };
-    const auto accepted = c.p->classify(events, reply(200, c.success_body(events.size())));
+    const auto accepted =
+        c.p->classify(events, reply(200, c.success_body(events.size())), outbox::test::provider_test_now);
     CHECK(every(accepted, outcome_kind::delivered));
     CHECK_FALSE(accepted.pause_destination.has_value());
 
     // A refused token: refresh it (OAuth providers) or pause; never a dead row.
-    const auto unauthorized = c.p->classify(events, reply(401, c.error_body(401)));
+    const auto unauthorized = c.p->classify(events, reply(401, c.error_body(401)), outbox::test::provider_test_now);
     CHECK(every(unauthorized, outcome_kind::retry));
     CHECK((unauthorized.reauthenticate || unauthorized.pause_destination.has_value()));
 
-    const auto forbidden = c.p->classify(events, reply(403, c.error_body(403)));
+    const auto forbidden = c.p->classify(events, reply(403, c.error_body(403)), outbox::test::provider_test_now);
     CHECK(every(forbidden, outcome_kind::retry));
     CHECK(forbidden.pause_destination.has_value());
 
-    const auto throttled = c.p->classify(events, reply(429, c.error_body(429), {{"retry-after", "17"}}));
+    const auto throttled =
+        c.p->classify(events, reply(429, c.error_body(429), {{"retry-after", "17"}}), outbox::test::provider_test_now);
     CHECK(every(throttled, outcome_kind::retry));
     CHECK_FALSE(throttled.pause_destination.has_value());
     CHECK(throttled.events[0].retry_after == std::chrono::seconds{17});
 
     for (const int status : {500, 502, 503, 504}) {
       CAPTURE(status);
-      const auto down = c.p->classify(events, reply(status, c.error_body(status)));
+      const auto down = c.p->classify(events, reply(status, c.error_body(status)), outbox::test::provider_test_now);
       CHECK(every(down, outcome_kind::retry));
       CHECK_FALSE(down.pause_destination.has_value());
       CHECK_FALSE(down.events[0].resend_alone);
     }
     for (const auto error : {transport_error::timeout, transport_error::connection_reset, transport_error::connect}) {
       CAPTURE(to_string(error));
-      CHECK(every(c.p->classify(events, transport_failure(error)), outcome_kind::retry));
+      CHECK(
+          every(c.p->classify(events, transport_failure(error), outbox::test::provider_test_now), outcome_kind::retry));
     }
   });
 }

@@ -1,4 +1,4 @@
-// Each role's database session as db_link sets it up, read back from the
+// Each role's database session as the PostgreSQL store sets it up, read back from the
 // server: whether the claim's commit waits for its WAL flush
 // (OUTBOX_CLAIM_SYNCHRONOUS_COMMIT) and the cached-plan settings of the claim
 // and the settle.
@@ -7,8 +7,10 @@
 #include <sstream>
 #include <string>
 
+#include "db/pg_store.hpp"
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/engine/db_link.hpp"
+#include "dispatcher/engine/engine.hpp"
 #include "dispatcher/engine/engine_context.hpp"
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
@@ -32,9 +34,14 @@ std::string session_setting(const scratch_database& db, outbox::environment env,
   outbox::logger log{outbox::log_level::error, &log_text};
   const outbox::db::params which{setting};  // outside the coroutine: GCC 12 miscompiles braced lists inside one
   return outbox::test::run_async([&](auto ex) -> boost::asio::awaitable<std::string> {
-    outbox::engine_context ctx(ex, cfg, log, "db-link-test");
+    const outbox::destination_registry destinations(ex, cfg, {}, {});
+    outbox::db::pg_store store(ex, {cfg.database_url});
+    store.set_claims_skip_flush_wait(outbox::claims_may_skip_flush_wait(cfg, destinations));
+    outbox::engine_context ctx(ex, cfg, log, "db-link-test", outbox::real_clock(), store);
     outbox::db_link link(ctx, role);
-    outbox::db::connection* conn = co_await link.async_get();
+    outbox::db::store_session* session = co_await link.async_get();
+    REQUIRE(session != nullptr);
+    outbox::db::connection* conn = outbox::db::pg_store::connection_of(*session);
     REQUIRE(conn != nullptr);
     auto shown = co_await conn->async_query("SELECT current_setting($1)", which, 5s);
     co_return std::string(shown.text(0, 0));

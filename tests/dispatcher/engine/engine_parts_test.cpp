@@ -111,7 +111,7 @@ TEST_CASE("plan_settlement gives up when attempts are exhausted and says why") {
 }
 
 TEST_CASE("put-backs never count the attempt; rejections are dead") {
-  auto p = outbox::plan_putback(ticket, 60s, "paused", "HTTP 401");
+  auto p = outbox::plan_putback(ticket, 60s, "paused", "HTTP 401", std::chrono::system_clock::time_point{});
   CHECK(p.refund_attempt);
   CHECK(p.state == outbox::db::settle_state::pending);
   CHECK(p.retry_delay == 60s);

@@ -84,7 +84,8 @@ TEST_CASE("google_ads batch: one orderId per request; repeats are held back and 
 
   // Google reports row index 2 of the request, which is event 4.
   const auto verdict =
-      p.classify(events, reply(200, partial_response(3, {row_error(2, "EVENT_NOT_FOUND", "no click")})));
+      p.classify(events, reply(200, partial_response(3, {row_error(2, "EVENT_NOT_FOUND", "no click")})),
+                 outbox::test::provider_test_now);
   REQUIRE(verdict.events.size() == 5);
   CHECK(verdict.events[0].kind == outcome_kind::delivered);
   CHECK(verdict.events[1].kind == outcome_kind::delivered);

@@ -142,7 +142,7 @@ TEST_CASE("google_data_manager request: validateOnly, loginAccount, offsets, ext
   CHECK_FALSE(body["events"][1].contains("consent"));
   CHECK(req.headers == header_list{{"content-type", "application/json"}, {"x-trace", "1"}});
 
-  const auto v = p.classify(events, reply(200, R"({"requestId":"abc"})"));
+  const auto v = p.classify(events, reply(200, R"({"requestId":"abc"})"), outbox::test::provider_test_now);
   CHECK(v.events[0].kind == outcome_kind::delivered);
   CHECK(v.events[1].kind == outcome_kind::delivered);
   CHECK(v.events[2].resend_alone);

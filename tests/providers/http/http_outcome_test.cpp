@@ -206,11 +206,6 @@ TEST_CASE("transport error text") {
   CHECK(none.error == "no response");
 }
 
-TEST_CASE("the clock-less overload agrees for non-date cases") {
-  CHECK(classify_http_result(response(503, "", {{"retry-after", "5"}})).retry_after == seconds{5});
-  CHECK(classify_http_result(response(204)).kind == outcome_kind::delivered);
-}
-
 TEST_CASE("uniform_outcome gives every event the same outcome") {
   const auto b = uniform_outcome(3, response(503, "down", {{"retry-after", "9"}}), now);
   REQUIRE(b.events.size() == 3);

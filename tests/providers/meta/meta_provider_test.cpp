@@ -290,7 +290,8 @@ TEST_CASE("meta: error classification table") {
 TEST_CASE("meta: classify success") {
   const meta_provider p{destination()};
   const auto events = test_batch(3, minimal());
-  const auto out = p.classify(events, reply(200, R"({"events_received":3,"messages":[],"fbtrace_id":"x"})"));
+  const auto out = p.classify(events, reply(200, R"({"events_received":3,"messages":[],"fbtrace_id":"x"})"),
+                              outbox::test::provider_test_now);
   REQUIRE(out.events.size() == 3);
   CHECK_FALSE(out.pause_destination.has_value());
   for (const auto& e : out.events) {
@@ -303,7 +304,7 @@ TEST_CASE("meta: classify code 100 splits a batch and kills a single event with 
   const meta_provider p{destination()};
   const auto body = envelope(100, 2804019, false, "Event at index 1: event_time is required");
   const auto events = test_batch(3, minimal());
-  const auto split = p.classify(events, reply(400, body));
+  const auto split = p.classify(events, reply(400, body), outbox::test::provider_test_now);
   REQUIRE(split.events.size() == 3);
   CHECK_FALSE(split.pause_destination.has_value());
   for (const auto& e : split.events) {
@@ -312,7 +313,7 @@ TEST_CASE("meta: classify code 100 splits a batch and kills a single event with 
     CHECK(e.error.find("resending each event alone") != std::string::npos);
   }
 
-  const auto single = p.classify(std::span{events.data(), 1}, reply(400, body));
+  const auto single = p.classify(std::span{events.data(), 1}, reply(400, body), outbox::test::provider_test_now);
   REQUIRE(single.events.size() == 1);
   CHECK(single.events[0].kind == outcome_kind::dead);
   CHECK_FALSE(single.events[0].resend_alone);
@@ -320,7 +321,8 @@ TEST_CASE("meta: classify code 100 splits a batch and kills a single event with 
         "Meta error 100 (subcode 2804019): Invalid event: Event at index 1: event_time is required "
         "[fbtrace_id AbC123]");
   // Without error_user_msg, Meta's message.
-  const auto plain = p.classify(std::span{events.data(), 1}, reply(400, envelope(100)));
+  const auto plain =
+      p.classify(std::span{events.data(), 1}, reply(400, envelope(100)), outbox::test::provider_test_now);
   CHECK(plain.events[0].error == "Meta error 100: Invalid parameter [fbtrace_id AbC123]");
 }
 
@@ -329,7 +331,7 @@ TEST_CASE("meta: classify token and permission errors pause the destination") {
   const auto events = test_batch(2, minimal());
   for (const int code : {190, 102, 10, 200, 294}) {
     CAPTURE(code);
-    const auto out = p.classify(events, reply(400, envelope(code)));
+    const auto out = p.classify(events, reply(400, envelope(code)), outbox::test::provider_test_now);
     REQUIRE(out.pause_destination.has_value());
     CHECK(out.pause_destination->find("Meta error " + std::to_string(code)) != std::string::npos);
     REQUIRE(out.events.size() == 2);
@@ -338,15 +340,15 @@ TEST_CASE("meta: classify token and permission errors pause the destination") {
       CHECK_FALSE(e.resend_alone);
     }
   }
-  CHECK(p.classify(events, reply(400, envelope(190)))
+  CHECK(p.classify(events, reply(400, envelope(190)), outbox::test::provider_test_now)
             .pause_destination->starts_with("Meta refused the access token (fix access_token): Meta error 190"));
-  CHECK(p.classify(events, reply(400, envelope(100, 33)))
+  CHECK(p.classify(events, reply(400, envelope(100, 33)), outbox::test::provider_test_now)
             .pause_destination->starts_with("Meta cannot reach pixel 1234567890"));
   const auto proof = json{{"error",
                            {{"message", "Invalid appsecret_proof provided in the API argument"},
                             {"type", "GraphMethodException"},
                             {"code", 100}}}};
-  CHECK(p.classify(events, reply(400, proof.dump()))
+  CHECK(p.classify(events, reply(400, proof.dump()), outbox::test::provider_test_now)
             .pause_destination->starts_with("Meta refused the appsecret_proof (check app_secret)"));
 }
 
@@ -355,37 +357,38 @@ TEST_CASE("meta: classify transient errors, 5xx, 429 and transport failures as r
   const auto events = test_batch(2, minimal());
   for (const int code : {1, 2, 4, 17, 341, 613}) {
     CAPTURE(code);
-    const auto out = p.classify(events, reply(400, envelope(code)));
+    const auto out = p.classify(events, reply(400, envelope(code)), outbox::test::provider_test_now);
     CHECK_FALSE(out.pause_destination.has_value());
     for (const auto& e : out.events) {
       CHECK(e.kind == outcome_kind::retry);
       CHECK_FALSE(e.resend_alone);
     }
   }
-  const auto transient = p.classify(events, reply(400, envelope(100, {}, true)));
+  const auto transient = p.classify(events, reply(400, envelope(100, {}, true)), outbox::test::provider_test_now);
   CHECK(transient.events[0].kind == outcome_kind::retry);
   CHECK_FALSE(transient.events[0].resend_alone);
 
-  const auto throttled = p.classify(events, reply(429, envelope(4), {{"retry-after", "30"}}));
+  const auto throttled =
+      p.classify(events, reply(429, envelope(4), {{"retry-after", "30"}}), outbox::test::provider_test_now);
   CHECK(throttled.events[0].kind == outcome_kind::retry);
   CHECK(throttled.events[0].retry_after == std::chrono::seconds{30});
 
-  const auto gateway = p.classify(events, reply(502, "<html>Bad Gateway</html>"));
+  const auto gateway = p.classify(events, reply(502, "<html>Bad Gateway</html>"), outbox::test::provider_test_now);
   CHECK(gateway.events[0].kind == outcome_kind::retry);
   CHECK(gateway.events[0].error.starts_with("HTTP 502"));
 
   http_result timeout;
   timeout.error = transport_error::timeout;
   timeout.error_message = "read deadline";
-  const auto t = p.classify(events, timeout);
+  const auto t = p.classify(events, timeout, outbox::test::provider_test_now);
   REQUIRE(t.events.size() == 2);
   CHECK(t.events[0].kind == outcome_kind::retry);
   CHECK(t.events[0].error.starts_with("timeout"));
 
   // No envelope: the generic HTTP rules.
-  const auto unauthorized = p.classify(events, reply(401, "nope"));
+  const auto unauthorized = p.classify(events, reply(401, "nope"), outbox::test::provider_test_now);
   CHECK(unauthorized.pause_destination.has_value());
-  const auto bad = p.classify(events, reply(400, "nope"));
+  const auto bad = p.classify(events, reply(400, "nope"), outbox::test::provider_test_now);
   CHECK(bad.events[0].kind == outcome_kind::dead);
 }
 

@@ -195,26 +195,28 @@ TEST_CASE("tiktok: classify") {
   const tiktok_provider p{destination()};
   const auto events = test_batch(3, json{{"event_time", 1767225600}, {"email", "a@b.c"}});
 
-  const auto ok = p.classify(events, reply(200, tiktok_body(0)));
+  const auto ok = p.classify(events, reply(200, tiktok_body(0)), outbox::test::provider_test_now);
   REQUIRE(ok.events.size() == 3);
   for (const auto& e : ok.events) CHECK(e.kind == outcome_kind::delivered);
 
   // 200 with an error code is an error.
-  const auto rejected = p.classify(events, reply(200, tiktok_body(40002, "Invalid parameter: data[2].event")));
+  const auto rejected = p.classify(events, reply(200, tiktok_body(40002, "Invalid parameter: data[2].event")),
+                                   outbox::test::provider_test_now);
   REQUIRE(rejected.events.size() == 3);
   for (const auto& e : rejected.events) {
     CHECK(e.kind == outcome_kind::retry);
     CHECK(e.resend_alone);
   }
   const auto single =
-      p.classify(std::span{events.data(), 1}, reply(200, tiktok_body(40062, "PII fields must be hashed")));
+      p.classify(std::span{events.data(), 1}, reply(200, tiktok_body(40062, "PII fields must be hashed")),
+                 outbox::test::provider_test_now);
   REQUIRE(single.events.size() == 1);
   CHECK(single.events[0].kind == outcome_kind::dead);
   CHECK(single.events[0].error == "TikTok code 40062: PII fields must be hashed [request_id req-1]");
 
   for (const long long code : {40100LL, 40132LL, 50000LL, 50002LL, 60001LL, 61000LL}) {
     CAPTURE(code);
-    const auto out = p.classify(events, reply(200, tiktok_body(code, "busy")));
+    const auto out = p.classify(events, reply(200, tiktok_body(code, "busy")), outbox::test::provider_test_now);
     CHECK_FALSE(out.pause_destination.has_value());
     for (const auto& e : out.events) {
       CHECK(e.kind == outcome_kind::retry);
@@ -225,31 +227,36 @@ TEST_CASE("tiktok: classify") {
 
   for (const long long code : {40102LL, 40104LL, 40105LL}) {
     CAPTURE(code);
-    const auto out = p.classify(events, reply(200, tiktok_body(code, "Access token is incorrect or revoked")));
+    const auto out = p.classify(events, reply(200, tiktok_body(code, "Access token is incorrect or revoked")),
+                                outbox::test::provider_test_now);
     REQUIRE(out.pause_destination.has_value());
     CHECK(out.pause_destination->starts_with("TikTok refused the access token"));
     for (const auto& e : out.events) CHECK(e.kind == outcome_kind::retry);
   }
 
   // HTTP-level failures.
-  const auto unavailable = p.classify(events, reply(503, "down", {{"retry-after", "12"}}));
+  const auto unavailable =
+      p.classify(events, reply(503, "down", {{"retry-after", "12"}}), outbox::test::provider_test_now);
   CHECK(unavailable.events[0].kind == outcome_kind::retry);
   CHECK(unavailable.events[0].retry_after == std::chrono::seconds{12});
-  const auto throttled = p.classify(events, reply(429, tiktok_body(40100, "Too many requests")));
+  const auto throttled =
+      p.classify(events, reply(429, tiktok_body(40100, "Too many requests")), outbox::test::provider_test_now);
   CHECK(throttled.events[0].kind == outcome_kind::retry);
-  const auto error_5xx_code = p.classify(events, reply(500, tiktok_body(40002, "odd")));
+  const auto error_5xx_code =
+      p.classify(events, reply(500, tiktok_body(40002, "odd")), outbox::test::provider_test_now);
   CHECK(error_5xx_code.events[0].kind == outcome_kind::retry);
   CHECK_FALSE(error_5xx_code.events[0].resend_alone);
-  const auto forbidden = p.classify(events, reply(403, "<html>forbidden</html>"));
+  const auto forbidden = p.classify(events, reply(403, "<html>forbidden</html>"), outbox::test::provider_test_now);
   CHECK(forbidden.pause_destination.has_value());
-  const auto not_tiktok = p.classify(events, reply(200, "<html>captive portal</html>"));
+  const auto not_tiktok =
+      p.classify(events, reply(200, "<html>captive portal</html>"), outbox::test::provider_test_now);
   CHECK(not_tiktok.events[0].kind == outcome_kind::retry);
   CHECK(not_tiktok.events[0].error.starts_with("HTTP 200 without a TikTok response code"));
 
   http_result reset;
   reset.error = transport_error::connection_reset;
   reset.maybe_delivered = true;
-  const auto r = p.classify(events, reset);
+  const auto r = p.classify(events, reset, outbox::test::provider_test_now);
   REQUIRE(r.events.size() == 3);
   CHECK(r.events[0].kind == outcome_kind::retry);
 }

@@ -212,18 +212,18 @@ TEST_CASE("validate rejects events that cannot be signed or sent") {
 TEST_CASE("classify uses the generic HTTP outcome") {
   const webhook_provider p{webhook_destination{"https://example.com/hook", "", {}}};
   const auto e = event();
-  const auto ok = p.classify({&e, 1}, reply(204));
+  const auto ok = p.classify({&e, 1}, reply(204), outbox::test::provider_test_now);
   REQUIRE(ok.events.size() == 1);
   CHECK(ok.events[0].kind == outcome_kind::delivered);
 
-  const auto busy = p.classify({&e, 1}, reply(503, "later"));
+  const auto busy = p.classify({&e, 1}, reply(503, "later"), outbox::test::provider_test_now);
   CHECK(busy.events[0].kind == outcome_kind::retry);
   CHECK(busy.events[0].error == "HTTP 503: later");
 
-  const auto gone = p.classify({&e, 1}, reply(404, "no such hook"));
+  const auto gone = p.classify({&e, 1}, reply(404, "no such hook"), outbox::test::provider_test_now);
   CHECK(gone.events[0].kind == outcome_kind::dead);
 
-  const auto denied = p.classify({&e, 1}, reply(401, "bad signature"));
+  const auto denied = p.classify({&e, 1}, reply(401, "bad signature"), outbox::test::provider_test_now);
   CHECK(denied.pause_destination.has_value());
   CHECK(denied.events[0].kind == outcome_kind::retry);
 }
