@@ -3,6 +3,7 @@
 // its role's settings (db/delivery_sql.hpp), each call one of the statements in
 // delivery_store.hpp, operations_store.hpp, fleet_store.hpp, wake_signal.hpp and
 // request_status_store.hpp, and the listener a LISTEN connection of its own.
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,9 @@ struct pg_store_options {
   // Server-side bound for every statement of the engine: none is meant to run
   // longer than a few milliseconds; a stuck one must not hold locks for long.
   std::chrono::seconds statement_timeout{30};
+  // Called after each statement of a session returned (river's test signal):
+  // tests wait on it instead of polling. Unset in a dispatcher process.
+  std::function<void()> after_statement;
 };
 
 class pg_store final : public delivery_store {

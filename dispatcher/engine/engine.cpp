@@ -41,7 +41,9 @@ engine::engine(asio::any_io_executor ex, const config& cfg, logger& log, engine_
       maintenance_(ctx_, claimer_),
       reconciler_(ctx_),
       drain_timer_(ex, ctx_.clock) {
-  if (own_store_) own_store_->set_claims_skip_flush_wait(claims_may_skip_flush_wait(cfg, ctx_.destinations));
+  if (auto* pg = dynamic_cast<db::pg_store*>(&ctx_.store)) {
+    pg->set_claims_skip_flush_wait(claims_may_skip_flush_wait(cfg, ctx_.destinations));
+  }
   ctx_.wake_claimer = [this] { claimer_.wake(); };
   ctx_.capacity_freed = [this] { claimer_.capacity_freed(); };
   sender_.on_task_done = [this] {

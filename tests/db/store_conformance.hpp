@@ -2,7 +2,7 @@
 // One conformance suite for every delivery store (river's riverdrivertest): the
 // same cases run against PostgreSQL (tests/db/pg_store_conformance_pgtest.cpp)
 // and the in-memory store the engine tests use
-// (tests/support/memory_store_conformance_test.cpp), so whatever one allows the
+// (tests/db/memory_store_conformance_test.cpp), so whatever one allows the
 // other must too. Each case is a doctest template over a harness
 // (tests/support/store_harness.hpp); a program runs them with
 // OUTBOX_STORE_CONFORMANCE(harness).

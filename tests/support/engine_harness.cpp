@@ -3,6 +3,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 
+#include "tests/support/engine_settings.hpp"
+
 namespace outbox::test {
 
 bool eventually(const std::function<bool()>& probe, std::chrono::milliseconds timeout) {
@@ -17,17 +19,7 @@ bool eventually(const std::function<bool()>& probe, std::chrono::milliseconds ti
 environment base_environment(const scratch_database& db, const test_https_server& server, const test_ca& ca) {
   environment env;
   env["DATABASE_URL"] = db.conninfo();
-  env["OUTBOX_POLL_INTERVAL_MS"] = "500";
-  // The shortest lease the rule allows with OAuth destinations (google_pgtest):
-  // 3 x (1 s connect + 1 s handshake + 2 s request) + 5 s = 17 s (dispatcher/engine/lease_budget.hpp).
-  env["OUTBOX_LEASE_SECONDS"] = "17";
-  env["OUTBOX_REQUEST_TIMEOUT_MS"] = "2000";
-  env["OUTBOX_CONNECT_TIMEOUT_MS"] = "1000";
-  env["OUTBOX_SWEEP_INTERVAL_SECONDS"] = "1";
-  env["OUTBOX_SHUTDOWN_GRACE_SECONDS"] = "5";
-  env["OUTBOX_BACKOFF_BASE_SECONDS"] = "1";
-  env["OUTBOX_METRICS_ADDRESS"] = "";
-  env["OUTBOX_LOG_LEVEL"] = "debug";
+  fast_engine_settings(env);
   env["OUTBOX_EXTRA_CA_FILE"] = ca.cert_pem_file().string();
   env["OUTBOX_DEST__WEBHOOK__DEFAULT__URL"] = server.url("/hook", "localhost");
   env["OUTBOX_DEST__WEBHOOK__DEFAULT__SECRET"] = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -65,7 +57,18 @@ engine_harness::~engine_harness() {
 }
 
 void engine_harness::start() {
-  engine_ = std::make_unique<engine>(io_.get_executor(), cfg, *log_);
+  db::pg_store_options options{cfg.database_url};
+  options.after_statement = [this] {
+    {
+      std::lock_guard lock(statements_mutex_);
+      ++statements_;
+    }
+    statement_ran_.notify_all();
+  };
+  store_ = std::make_unique<db::pg_store>(io_.get_executor(), std::move(options));
+  engine_ports ports;
+  ports.store = store_.get();
+  engine_ = std::make_unique<engine>(io_.get_executor(), cfg, *log_, ports);
   boost::asio::co_spawn(io_, engine_->async_run(), [this](std::exception_ptr) { io_.stop(); });
   thread_ = std::thread([this] { io_.run(); });
   running_ = true;
@@ -100,8 +103,23 @@ long long engine_harness::attempts_of(std::int64_t id) const {
   return db.scalar("SELECT attempts FROM event_delivery WHERE id = $1", {std::to_string(id)});
 }
 
+std::uint64_t engine_harness::statements() const {
+  std::lock_guard lock(statements_mutex_);
+  return statements_;
+}
+
+bool engine_harness::wait_statement_after(std::uint64_t seen, std::chrono::steady_clock::time_point deadline) const {
+  std::unique_lock lock(statements_mutex_);
+  return statement_ran_.wait_until(lock, deadline, [&] { return statements_ != seen; });
+}
+
 bool engine_harness::wait_state(std::int64_t id, const std::string& state, std::chrono::milliseconds timeout) const {
-  return eventually([&] { return state_of(id) == state; }, timeout);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto seen = statements();
+    if (state_of(id) == state) return true;
+    if (!wait_statement_after(seen, deadline)) return state_of(id) == state;
+  }
 }
 
 std::string engine_harness::logs() const { return log_stream_.str(); }

@@ -2,13 +2,17 @@
 // An engine running in this process against a scratch database and a local
 // HTTPS server signed by a throwaway CA: what the engine tests drive.
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
+
+#include "db/pg_store.hpp"
 
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/engine/engine.hpp"
@@ -44,10 +48,13 @@ class engine_harness {
   // One column of the row as text ('' for NULL), and its attempts.
   [[nodiscard]] std::string column_of(std::int64_t id, const std::string& column) const;
   [[nodiscard]] long long attempts_of(std::int64_t id) const;
-  // Waits until the row reaches `state`.
+  // Waits until the row reaches `state`: checks after each statement the engine runs.
   [[nodiscard]] bool wait_state(std::int64_t id, const std::string& state,
                                 std::chrono::milliseconds timeout = std::chrono::seconds(15)) const;
   [[nodiscard]] std::string logs() const;
+  // Statements the engine ran so far; waits until it ran more than `seen` (false at `deadline`).
+  [[nodiscard]] std::uint64_t statements() const;
+  bool wait_statement_after(std::uint64_t seen, std::chrono::steady_clock::time_point deadline) const;
   // Claims so far that left paused destinations out (a debug log line each).
   [[nodiscard]] std::size_t skipped_claims() const;
   // Paused rows are never claimed, so there is no write to wait for: wait until
@@ -67,6 +74,12 @@ class engine_harness {
   std::ostringstream log_stream_;
   std::unique_ptr<logger> log_;
   boost::asio::io_context io_;
+  // The engine's store, which signals each statement it ran: wait_state()
+  // waits for the next one instead of polling the table on a timer.
+  std::unique_ptr<db::pg_store> store_;
+  mutable std::mutex statements_mutex_;
+  mutable std::condition_variable statement_ran_;
+  std::uint64_t statements_ = 0;
   std::unique_ptr<engine> engine_;
   std::thread thread_;
   bool running_ = false;

@@ -216,8 +216,12 @@ bool memory_store::enqueue(std::int64_t lead_project_id, const std::string& prov
   r.payload = nlohmann::json::parse(payload).dump();  // jsonb keeps a normalized text
   r.next_attempt_at = r.created_at = r.updated_at = now;
   rows_.emplace(r.id, std::move(r));
-  for (const auto& notify : listeners_) notify({db::listener_event::kind::notification, false, {}});
+  notify();
   return true;
+}
+
+void memory_store::notify(const std::string& payload) {
+  for (const auto& handler : listeners_) handler({db::listener_event::kind::notification, false, payload});
 }
 
 void memory_store::pause(const std::string& provider, const std::string& destination, const std::string& reason,

@@ -88,6 +88,8 @@ class memory_store final : public db::delivery_store {
   void pause(const std::string& provider, const std::string& destination, const std::string& reason,
              const std::string& by = "on-call");
   void resume(const std::string& provider, const std::string& destination);
+  // NOTIFY on the wake channel (enqueue sends one by itself, as the trigger does).
+  void notify(const std::string& payload = {});
   // `dispatcher resume` of an automatic pause ("retry now").
   void request_resume(const std::string& provider, const std::string& destination);
   std::string wake_mode = "listen";

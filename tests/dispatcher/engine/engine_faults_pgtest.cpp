@@ -45,25 +45,6 @@ TEST_CASE("finding 1: a provider answer with a NUL and invalid UTF-8 is recorded
   h.stop();
 }
 
-TEST_CASE("finding 2: a row this process re-claims while its request runs settles once, under the new lease") {
-  engine_harness h([](auto& env) { env["OUTBOX_SWEEP_INTERVAL_SECONDS"] = "3600"; });
-  h.server.script({response_plan::reply(200).after(1500ms)});
-  h.start();
-  const auto first = h.enqueue(1, "Lead");
-  REQUIRE(h.server.wait_for_requests(1, 10s));
-  // As after a database outage longer than the lease: the lease is over while the request runs.
-  h.db.query("UPDATE event_delivery SET lease_expires_at = now() - interval '1 second' WHERE id = $1",
-             {std::to_string(first)});
-  const auto second = h.enqueue(2, "Lead");  // its NOTIFY makes the engine claim again, taking `first` too
-  REQUIRE(h.wait_state(second, "sent"));
-  CHECK(h.wait_state(first, "sent", 5s));  // not a lease later
-  CHECK(requests_for(h, h.column_of(first, "idempotency_key")) == 1);
-  CHECK(h.logs().find("re-claimed a row this process still has in flight") != std::string::npos);
-  CHECK(h.logs().find("lease lost") == std::string::npos);
-  CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt WHERE outcome = 'lease_lost'") == 0);
-  h.stop();
-}
-
 TEST_CASE("finding 6: a destination paused by on-call costs nothing: no claim, no attempt row") {
   engine_harness h([](auto& env) { add_webhook(env, "PAUSED", "/paused"); });
   h.db.query(
@@ -78,59 +59,6 @@ TEST_CASE("finding 6: a destination paused by on-call costs nothing: no claim, n
   CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt a JOIN event_delivery d ON d.id = a.delivery_id "
                     "WHERE d.destination = 'paused'") == 0);
   CHECK(h.server.request_count() == 3);
-  h.stop();
-}
-
-TEST_CASE("finding 6: an open circuit stops claiming the destination; waiting rows go back without attempt rows") {
-  engine_harness h([](auto& env) {
-    env["OUTBOX_DEST__WEBHOOK__DEFAULT__CONCURRENCY"] = "1";
-    add_webhook(env, "HEALTHY", "/healthy");
-  });
-  h.server.set_fallback([](const outbox::test::recorded_request& r) {
-    return r.target == "/hook" ? response_plan::reply(500, R"({"error":"down"})") : response_plan::reply(200);
-  });
-  for (int lead = 1; lead <= 20; ++lead) h.enqueue(lead, "Lead");
-  h.start();
-  REQUIRE(eventually([&] { return h.logs().find("destination circuit opened") != std::string::npos; }, 15s));
-  // Retries of the five failed rows fall due after about a second; the claims that follow skip them.
-  REQUIRE(h.wait_state(h.enqueue(500, "Lead", R"({"value": 1})", "webhook", "healthy"), "sent"));
-  REQUIRE(eventually(
-      [&] {
-        return h.db.scalar(
-                   "SELECT count(*) FROM event_delivery WHERE destination = 'default' AND state = 'pending' "
-                   "AND next_attempt_at <= now()") == 20;
-      },
-      10s));
-  REQUIRE(h.wait_state(h.enqueue(501, "Lead", R"({"value": 1})", "webhook", "healthy"), "sent"));
-  std::size_t to_default = 0;
-  for (const auto& r : h.server.requests()) to_default += r.target == "/hook" ? 1 : 0;
-  CHECK(to_default == 5);  // the threshold, then nothing while the circuit is open
-  CHECK(h.db.scalar("SELECT count(*) FROM event_delivery_attempt a JOIN event_delivery d ON d.id = a.delivery_id "
-                    "WHERE d.destination = 'default'") == 5);
-  h.stop();
-}
-
-TEST_CASE("a claim whose answer was lost: after the claim connection is replaced its rows are released at once") {
-  engine_harness h([](auto& env) { env["OUTBOX_INSTANCE_NAME"] = "orphans"; });
-  h.start();
-  REQUIRE(h.wait_state(h.enqueue(1, "Lead"), "sent"));
-  // A row `sending` under this process's name with a token it never learnt, lease far in the future.
-  const auto owner = h.db.query(
-      "SELECT lease_owner FROM event_delivery_attempt WHERE lease_owner LIKE 'orphans:%' "
-      "LIMIT 1");
-  REQUIRE(owner.rows() == 1);
-  const auto lost = h.enqueue(2, "Lead");
-  h.db.query(
-      "UPDATE event_delivery SET state = 'sending', attempts = 1, lease_owner = $2, "
-      "lease_token = gen_random_uuid(), lease_expires_at = now() + interval '10 minutes' WHERE id = $1",
-      {std::to_string(lost), std::string(owner.text(0, 0))});
-  // The claim connection dies (as when a claim's answer is lost with it).
-  h.db.query(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-      "WHERE datname = current_database() AND application_name = 'outbox-dispatcher claim'");
-  h.enqueue(3, "Lead");  // a reason to claim again
-  CHECK(h.wait_state(lost, "sent", 10s));
-  CHECK(h.logs().find("released rows of claims whose answer was lost") != std::string::npos);
   h.stop();
 }
 
