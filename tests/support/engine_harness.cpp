@@ -58,13 +58,7 @@ engine_harness::~engine_harness() {
 
 void engine_harness::start() {
   db::pg_store_options options{cfg.database_url};
-  options.after_statement = [this] {
-    {
-      std::lock_guard lock(statements_mutex_);
-      ++statements_;
-    }
-    statement_ran_.notify_all();
-  };
+  options.after_statement = [this] { signal_.raise(); };
   store_ = std::make_unique<db::pg_store>(io_.get_executor(), std::move(options));
   engine_ports ports;
   ports.store = store_.get();
@@ -103,26 +97,11 @@ long long engine_harness::attempts_of(std::int64_t id) const {
   return db.scalar("SELECT attempts FROM event_delivery WHERE id = $1", {std::to_string(id)});
 }
 
-std::uint64_t engine_harness::statements() const {
-  std::lock_guard lock(statements_mutex_);
-  return statements_;
-}
-
-bool engine_harness::wait_statement_after(std::uint64_t seen, std::chrono::steady_clock::time_point deadline) const {
-  std::unique_lock lock(statements_mutex_);
-  return statement_ran_.wait_until(lock, deadline, [&] { return statements_ != seen; });
-}
-
 bool engine_harness::wait_state(std::int64_t id, const std::string& state, std::chrono::milliseconds timeout) const {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const auto seen = statements();
-    if (state_of(id) == state) return true;
-    if (!wait_statement_after(seen, deadline)) return state_of(id) == state;
-  }
+  return wait_for([&] { return state_of(id) == state; }, timeout);
 }
 
-std::string engine_harness::logs() const { return log_stream_.str(); }
+std::string engine_harness::logs() const { return log_stream_.text(); }
 
 std::size_t engine_harness::skipped_claims() const {
   const std::string text = logs();
@@ -133,7 +112,7 @@ std::size_t engine_harness::skipped_claims() const {
 }
 
 bool engine_harness::claims_skipped_paused_since(std::size_t count_before) const {
-  return eventually([&] { return skipped_claims() >= count_before + 2; }, std::chrono::seconds(10));
+  return wait_for([&] { return skipped_claims() >= count_before + 2; }, std::chrono::seconds(10));
 }
 
 std::uint64_t engine_harness::claim_statements() const { return engine_->metrics_snapshot().claim_seconds.count(); }

@@ -2,10 +2,8 @@
 // An engine running in this process against a scratch database and a local
 // HTTPS server signed by a throwaway CA: what the engine tests drive.
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -13,6 +11,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "db/pg_store.hpp"
+#include "tests/support/engine_signal.hpp"
 
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/engine/engine.hpp"
@@ -52,9 +51,11 @@ class engine_harness {
   [[nodiscard]] bool wait_state(std::int64_t id, const std::string& state,
                                 std::chrono::milliseconds timeout = std::chrono::seconds(15)) const;
   [[nodiscard]] std::string logs() const;
-  // Statements the engine ran so far; waits until it ran more than `seen` (false at `deadline`).
-  [[nodiscard]] std::uint64_t statements() const;
-  bool wait_statement_after(std::uint64_t seen, std::chrono::steady_clock::time_point deadline) const;
+  // Checks `done` now and again after each statement the engine runs and each
+  // line it logs (tests/support/engine_signal.hpp); false when `timeout` passed first.
+  bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds timeout) const {
+    return signal_.wait_for(done, timeout);
+  }
   // Claims so far that left paused destinations out (a debug log line each).
   [[nodiscard]] std::size_t skipped_claims() const;
   // Paused rows are never claimed, so there is no write to wait for: wait until
@@ -71,15 +72,12 @@ class engine_harness {
   config cfg;
 
  private:
-  std::ostringstream log_stream_;
+  engine_signal signal_;
+  signalled_log log_stream_{signal_};
   std::unique_ptr<logger> log_;
   boost::asio::io_context io_;
-  // The engine's store, which signals each statement it ran: wait_state()
-  // waits for the next one instead of polling the table on a timer.
+  // The engine's store, which raises signal_ after each statement it ran.
   std::unique_ptr<db::pg_store> store_;
-  mutable std::mutex statements_mutex_;
-  mutable std::condition_variable statement_ran_;
-  std::uint64_t statements_ = 0;
   std::unique_ptr<engine> engine_;
   std::thread thread_;
   bool running_ = false;

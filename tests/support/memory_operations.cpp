@@ -120,7 +120,9 @@ nlohmann::json memory_statements::fleet() {
   return out;
 }
 
-void memory_statements::publish_awake(const std::string& instance) { s_.awake_.insert(instance); }
+void memory_statements::publish_awake(const std::string& instance, std::chrono::milliseconds ttl) {
+  s_.awake_[instance] = now_ + ttl;
+}
 
 void memory_statements::publish_asleep(const std::string& instance) { s_.awake_.erase(instance); }
 

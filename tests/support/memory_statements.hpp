@@ -28,7 +28,7 @@ class memory_statements {
   void beat(const db::heartbeat& beat);
   void goodbye(const std::string& instance);
   [[nodiscard]] nlohmann::json fleet();
-  void publish_awake(const std::string& instance);
+  void publish_awake(const std::string& instance, std::chrono::milliseconds ttl);
   void publish_asleep(const std::string& instance);
   [[nodiscard]] std::vector<db::due_request> take_due_requests(std::size_t limit, std::chrono::seconds hold_for);
   [[nodiscard]] std::int64_t record_request_check(const db::request_check& check);

@@ -91,8 +91,8 @@ class memory_session final : public db::store_session {
   db::async_outcome<std::string> async_wake_mode() override {
     co_return co_await run<std::string>("wake_mode", [&](memory_statements&) { return s_.wake_mode; });
   }
-  db::async_outcome<void> async_publish_awake(std::string instance, std::chrono::milliseconds) override {
-    co_return co_await run_void("publish_awake", [&](memory_statements& m) { m.publish_awake(instance); });
+  db::async_outcome<void> async_publish_awake(std::string instance, std::chrono::milliseconds ttl) override {
+    co_return co_await run_void("publish_awake", [&](memory_statements& m) { m.publish_awake(instance, ttl); });
   }
   db::async_outcome<void> async_publish_asleep(std::string instance) override {
     co_return co_await run_void("publish_asleep", [&](memory_statements& m) { m.publish_asleep(instance); });
@@ -198,12 +198,49 @@ std::string memory_store::idempotency_key(std::int64_t lead_project_id, const st
          x.substr(17, 3) + "-" + x.substr(20, 12);
 }
 
+bool memory_store::insert_notifies() const {
+  if (wake_mode == "off") return false;
+  return wake_mode != "adaptive" || awake().empty();
+}
+
+std::set<std::string> memory_store::awake() const {
+  std::set<std::string> out;
+  for (const auto& [instance, until] : awake_) {
+    if (until > clock_.system_now()) out.insert(instance);
+  }
+  return out;
+}
+
 bool memory_store::enqueue(std::int64_t lead_project_id, const std::string& provider, const std::string& event_name,
                            const std::string& payload, const std::string& destination,
                            const std::string& idempotency_key) {
   for (const auto& [id, r] : rows_) {
     if (r.lead_project_id == lead_project_id && r.provider == provider && r.event_name == event_name) return false;
   }
+  auto r = new_row(lead_project_id, provider, event_name, payload, destination, idempotency_key);
+  rows_.emplace(r.id, std::move(r));
+  if (insert_notifies()) notify();
+  return true;
+}
+
+std::int64_t memory_store::enqueue_uncommitted(std::int64_t lead_project_id, const std::string& provider,
+                                               const std::string& event_name, const std::string& payload) {
+  auto r = new_row(lead_project_id, provider, event_name, payload, "default", {});
+  const auto id = r.id;
+  uncommitted_.emplace(id, std::make_pair(std::move(r), insert_notifies()));
+  return id;
+}
+
+void memory_store::commit(std::int64_t id) {
+  auto [row, notifies] = std::move(uncommitted_.at(id));
+  uncommitted_.erase(id);
+  rows_.emplace(id, std::move(row));
+  if (notifies) notify();
+}
+
+memory_row memory_store::new_row(std::int64_t lead_project_id, const std::string& provider,
+                                 const std::string& event_name, const std::string& payload,
+                                 const std::string& destination, const std::string& idempotency_key) {
   const auto now = clock_.system_now();
   memory_row r;
   r.id = next_id_++;
@@ -215,12 +252,11 @@ bool memory_store::enqueue(std::int64_t lead_project_id, const std::string& prov
       idempotency_key.empty() ? memory_store::idempotency_key(lead_project_id, provider, event_name) : idempotency_key;
   r.payload = nlohmann::json::parse(payload).dump();  // jsonb keeps a normalized text
   r.next_attempt_at = r.created_at = r.updated_at = now;
-  rows_.emplace(r.id, std::move(r));
-  notify();
-  return true;
+  return r;
 }
 
 void memory_store::notify(const std::string& payload) {
+  ++notifications_;
   for (const auto& handler : listeners_) handler({db::listener_event::kind::notification, false, payload});
 }
 

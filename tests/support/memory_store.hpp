@@ -88,11 +88,21 @@ class memory_store final : public db::delivery_store {
   void pause(const std::string& provider, const std::string& destination, const std::string& reason,
              const std::string& by = "on-call");
   void resume(const std::string& provider, const std::string& destination);
+  // A CRM transaction left open after its insert: the row stays invisible until
+  // commit(id), and the trigger's choice to notify (or not) is made now and
+  // delivered at the commit, as PostgreSQL does. Returns the row's id.
+  std::int64_t enqueue_uncommitted(std::int64_t lead_project_id, const std::string& provider,
+                                   const std::string& event_name, const std::string& payload = "{}");
+  void commit(std::int64_t id);
   // NOTIFY on the wake channel (enqueue sends one by itself, as the trigger does).
   void notify(const std::string& payload = {});
   // `dispatcher resume` of an automatic pause ("retry now").
   void request_resume(const std::string& provider, const std::string& destination);
-  std::string wake_mode = "listen";
+  // outbox_wake_config.mode: always, adaptive (inserts skip the notification
+  // while a dispatcher is marked awake) or off.
+  std::string wake_mode = "always";
+  // Notifications sent so far.
+  [[nodiscard]] int notifications() const { return notifications_; }
 
   // --- what tests read ---
   [[nodiscard]] const memory_row* find(std::int64_t id) const;
@@ -100,7 +110,8 @@ class memory_store final : public db::delivery_store {
   [[nodiscard]] std::vector<std::int64_t> ids() const;
   [[nodiscard]] std::int64_t count(const std::string& state) const;
   [[nodiscard]] std::vector<memory_attempt> attempts(std::int64_t id) const;
-  [[nodiscard]] const std::set<std::string>& awake() const { return awake_; }
+  // Dispatchers marked awake now (outbox_dispatcher_awake, not yet expired).
+  [[nodiscard]] std::set<std::string> awake() const;
   // Calls made, by op name: the signal a test waits on instead of a poll.
   [[nodiscard]] int calls(const std::string& op) const;
   // Runs after every call (the store's test signal): a test may stop the io_context there.
@@ -132,7 +143,13 @@ class memory_store final : public db::delivery_store {
   std::vector<std::pair<std::int64_t, db::resume_request>> resume_requests_;
   std::int64_t resume_sequence_ = 0;
   std::map<std::string, db::heartbeat> heartbeats_;
-  std::set<std::string> awake_;
+  std::map<std::string, engine_clock::system_time> awake_;           // instance -> awake_until
+  std::map<std::int64_t, std::pair<memory_row, bool>> uncommitted_;  // the row, and whether its commit notifies
+  int notifications_ = 0;
+  // The trigger's choice: notify unless a dispatcher is draining in adaptive mode, or the mode is off.
+  [[nodiscard]] bool insert_notifies() const;
+  memory_row new_row(std::int64_t lead_project_id, const std::string& provider, const std::string& event_name,
+                     const std::string& payload, const std::string& destination, const std::string& idempotency_key);
   struct provider_request {
     std::string provider, destination, request_id, status;
     std::int64_t rows = 0;

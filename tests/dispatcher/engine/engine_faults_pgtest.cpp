@@ -12,7 +12,6 @@ namespace engine_faults_pgtest {
 
 using namespace std::chrono_literals;
 using outbox::test::engine_harness;
-using outbox::test::eventually;
 using outbox::test::response_plan;
 
 namespace {

@@ -14,13 +14,12 @@ namespace engine_pgtest {
 
 using namespace std::chrono_literals;
 using outbox::test::engine_harness;
-using outbox::test::eventually;
 using outbox::test::response_plan;
 
 TEST_CASE("a NOTIFY wakes the engine long before the fallback poll") {
   engine_harness h([](auto& env) { env["OUTBOX_POLL_INTERVAL_MS"] = "60000"; });
   h.start();
-  REQUIRE(eventually([&] { return h.logs().find("listening for new rows") != std::string::npos; }, 10s));
+  REQUIRE(h.wait_for([&] { return h.logs().find("listening for new rows") != std::string::npos; }, 10s));
   const auto inserted = std::chrono::steady_clock::now();
   const auto id = h.enqueue(1, "Lead");
   REQUIRE(h.server.wait_for_requests(1, 10s));
@@ -118,7 +117,7 @@ TEST_CASE("TLS: an untrusted certificate or a wrong host name is refused and nev
   h.start();
   const auto a = h.enqueue(14, "Lead", "{}", "webhook", "untrusted");
   const auto b = h.enqueue(15, "Lead", "{}", "webhook", "wrongname");
-  REQUIRE(eventually([&] { return self->column_of(a, "last_error") != "" && self->column_of(b, "last_error") != ""; },
+  REQUIRE(h.wait_for([&] { return self->column_of(a, "last_error") != "" && self->column_of(b, "last_error") != ""; },
                      15s));
   CHECK(untrusted.request_count() == 0);
   CHECK(wrong_name->request_count() == 0);

@@ -16,7 +16,6 @@ namespace settle_refusals_pgtest {
 
 using namespace std::chrono_literals;
 using outbox::test::engine_harness;
-using outbox::test::eventually;
 using outbox::test::response_plan;
 
 namespace {
@@ -80,7 +79,7 @@ TEST_CASE("settle refusals: a database turned read-only keeps the outcome until 
   CHECK(h.db.scalar("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
                     "WHERE datname = current_database() AND application_name = 'outbox-dispatcher settle'") <= 1);
   // Refused again and again (after 250, 500, 1,000 ms): the outcome stays queued, the row ours.
-  REQUIRE(eventually([&] { return refusals(h) >= 3; }, 15s));
+  REQUIRE(h.wait_for([&] { return refusals(h) >= 3; }, 15s));
   CHECK(h.state_of(id) == "sending");
   h.db.query("ALTER DATABASE \"" + database + "\" RESET default_transaction_read_only");
   REQUIRE(h.wait_state(id, "sent"));
@@ -97,7 +96,7 @@ TEST_CASE("settle refusals: a cancelled settle and a lock timeout keep the outco
   REQUIRE(h.server.wait_for_requests(1, 10s));
   // Another session holds the row: the settle waits for its lock.
   row_lock holder(h.db.conninfo(), id);
-  REQUIRE(eventually(
+  REQUIRE(h.wait_for(
       [&] {
         return h.db.scalar(
                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
@@ -111,9 +110,9 @@ TEST_CASE("settle refusals: a cancelled settle and a lock timeout keep the outco
   CHECK(h.db.scalar("SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_stat_activity "
                     "WHERE datname = current_database() AND application_name = 'outbox-dispatcher settle' "
                     "AND wait_event_type = 'Lock'") == 1);
-  REQUIRE(eventually([&] { return refusals(h) >= 1; }, 10s));
+  REQUIRE(h.wait_for([&] { return refusals(h) >= 1; }, 10s));
   CHECK(h.logs().find("57014") != std::string::npos);
-  REQUIRE(eventually([&] { return h.logs().find("55P03") != std::string::npos; }, 15s));
+  REQUIRE(h.wait_for([&] { return h.logs().find("55P03") != std::string::npos; }, 15s));
   holder.finish();
   REQUIRE(h.wait_state(id, "sent"));
   h.db.query("ALTER DATABASE \"" + database + "\" RESET lock_timeout");

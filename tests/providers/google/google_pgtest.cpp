@@ -21,7 +21,6 @@ namespace google_pgtest {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::test::engine_harness;
-using outbox::test::eventually;
 using outbox::test::fake_google;
 using outbox::test::fake_google_options;
 
@@ -82,7 +81,7 @@ TEST_CASE("google_ads: a mixed batch gets one outcome per row from partialFailur
   CHECK(h.wait_state(unparseable, "dead"));
   CHECK(h.wait_state(unknown, "dead"));
   CHECK(h.wait_state(no_ids, "dead"));
-  REQUIRE(eventually([&] { return h.column_of(recent, "last_error") != ""; }, 10s));
+  REQUIRE(h.wait_for([&] { return h.column_of(recent, "last_error") != ""; }, 10s));
 
   const auto requests = google.ads_requests();
   REQUIRE(requests.size() == 1);
@@ -179,7 +178,7 @@ TEST_CASE("google_ads: invalid_grant pauses the destination without burning atte
   engine_harness h([&](auto& env) { google_ads_env(env, google, ca); });
   h.start();
   const auto id = h.enqueue(301, "Purchase", payload({{"gclid", "G-301"}}), "google_ads");
-  REQUIRE(eventually([&] { return h.column_of(id, "last_error").find("invalid_grant") != std::string::npos; }, 10s));
+  REQUIRE(h.wait_for([&] { return h.column_of(id, "last_error").find("invalid_grant") != std::string::npos; }, 10s));
   CHECK(h.state_of(id) == "pending");
   CHECK(h.attempts_of(id) == 0);
   CHECK(h.column_of(id, "last_error").find(fake_google::refresh_token) == std::string::npos);
@@ -204,7 +203,7 @@ TEST_CASE("google_ads: CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE pauses and poin
   engine_harness h([&](auto& env) { google_ads_env(env, google, ca); });
   h.start();
   const auto id = h.enqueue(401, "Purchase", payload({{"gclid", "G-401"}}), "google_ads");
-  REQUIRE(eventually([&] { return h.column_of(id, "last_error") != ""; }, 10s));
+  REQUIRE(h.wait_for([&] { return h.column_of(id, "last_error") != ""; }, 10s));
   const auto error = h.column_of(id, "last_error");
   CHECK(error.find("CUSTOMER_NOT_ALLOWLISTED_FOR_THIS_FEATURE") != std::string::npos);
   CHECK(error.find("google_data_manager") != std::string::npos);

@@ -23,7 +23,6 @@ namespace google_reconcile_pgtest {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::test::engine_harness;
-using outbox::test::eventually;
 using outbox::test::fake_google;
 using outbox::test::fake_google_options;
 using outbox::test::status_answer;
@@ -75,7 +74,7 @@ request_row request_of(const engine_harness& h, const std::string& request_id) {
 }
 
 bool wait_status(const engine_harness& h, const std::string& request_id, const std::string& status) {
-  return eventually([&] { return request_of(h, request_id).status == status; }, final_deadline);
+  return h.wait_for([&] { return request_of(h, request_id).status == status; }, final_deadline);
 }
 
 long long rows_of_request(const engine_harness& h, const std::string& request_id) {
@@ -121,7 +120,7 @@ TEST_CASE("google_data_manager reconciliation: PROCESSING, then SUCCESS, one pro
   CHECK(rows_of_request(h, id) == 3);
 
   // Google is still processing: recorded, and asked again.
-  REQUIRE(eventually([&] { return request_of(h, id).checks >= 2; }, final_deadline));
+  REQUIRE(h.wait_for([&] { return request_of(h, id).checks >= 2; }, final_deadline));
   CHECK(request_of(h, id).status == "PROCESSING");
 
   (void)google.statuses().script(id, {status_answer::success()});
@@ -131,7 +130,7 @@ TEST_CASE("google_data_manager reconciliation: PROCESSING, then SUCCESS, one pro
   CHECK(done.checks == google.statuses().reads(id));  // every read recorded, none after the final one
   for (const auto row : rows) CHECK(h.state_of(row) == "sent");
   // Logged right after the status row is written: the engine's thread may not be there yet.
-  CHECK(eventually([&] { return h.logs().find("provider processed the request") != std::string::npos; }, 5s));
+  CHECK(h.wait_for([&] { return h.logs().find("provider processed the request") != std::string::npos; }, 5s));
 
   // A final status is never asked again. A second request, processing for good,
   // is the clock: each of its reads is a later round of the reconciler.
@@ -140,7 +139,7 @@ TEST_CASE("google_data_manager reconciliation: PROCESSING, then SUCCESS, one pro
   REQUIRE(h.wait_state(later, "sent"));
   REQUIRE(google.statuses().request_ids().size() == 2);
   const auto clock_id = google.statuses().request_ids()[1];
-  REQUIRE(eventually([&] { return google.statuses().reads(clock_id) >= 3; }, final_deadline));
+  REQUIRE(h.wait_for([&] { return google.statuses().reads(clock_id) >= 3; }, final_deadline));
   CHECK(google.statuses().reads(id) == done.checks);
   CHECK(request_of(h, id).status == "SUCCESS");
   CHECK(request_of(h, clock_id).row_count == 1);
@@ -164,7 +163,7 @@ TEST_CASE(
   if (ids.size() != 3) MESSAGE(h.logs());
   REQUIRE(ids.size() == 3);  // batches of two
   for (const auto& id : ids)
-    REQUIRE(eventually([&] { return request_of(h, id).status == "PROCESSING"; }, final_deadline));
+    REQUIRE(h.wait_for([&] { return request_of(h, id).status == "PROCESSING"; }, final_deadline));
 
   // Scripted once each request was read: what its following reads answer.
   const std::vector<int> reads_before{
@@ -208,7 +207,7 @@ TEST_CASE("google_data_manager reconciliation: the reconciler's connection is te
   REQUIRE(h.wait_state(first, "sent"));
   REQUIRE(google.statuses().request_ids().size() == 1);
   const auto id = google.statuses().request_ids()[0];
-  REQUIRE(eventually([&] { return google.statuses().reads(id) == 1; }, final_deadline));
+  REQUIRE(h.wait_for([&] { return google.statuses().reads(id) == 1; }, final_deadline));
   REQUIRE(terminate_reconciler_connection(h) == 1);
 
   // The status already read is recorded on a fresh connection, not read again.
@@ -254,7 +253,7 @@ TEST_CASE(
 
   // Google refuses the current access token early: the status read gets 401, the
   // token is dropped, and the next read goes out with a fresh one.
-  REQUIRE(eventually([&] { return request_of(h, id).checks >= 1; }, final_deadline));
+  REQUIRE(h.wait_for([&] { return request_of(h, id).checks >= 1; }, final_deadline));
   const int refreshes = google.refreshes();
   google.expire_access_tokens();
   const int reads = google.statuses().script(id, {status_answer::success()});
@@ -292,11 +291,11 @@ TEST_CASE(
   h.start();
   for (const auto id : rows) REQUIRE(h.wait_state(id, "sent"));
   // The first refusal pauses the project's reads for 4 s: the quota is back long before.
-  REQUIRE(eventually([&] { return google.statuses().refused_reads() >= 1; }, final_deadline));
+  REQUIRE(h.wait_for([&] { return google.statuses().refused_reads() >= 1; }, final_deadline));
   google.statuses().restore_quota();
   const auto ids = google.statuses().request_ids();
   REQUIRE(ids.size() == 6);
-  for (const auto& id : ids) REQUIRE(eventually([&] { return request_of(h, id).status == "SUCCESS"; }, 30s));
+  for (const auto& id : ids) REQUIRE(h.wait_for([&] { return request_of(h, id).status == "SUCCESS"; }, 30s));
   // One refused read paused them all: no read per due request while the quota was spent.
   CHECK(google.statuses().refused_reads() == 1);
   CHECK(google.statuses().total_reads() == 7);

@@ -24,7 +24,6 @@ namespace meta_pgtest {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::test::engine_harness;
-using outbox::test::eventually;
 using outbox::test::fake_meta;
 using outbox::test::fake_meta_options;
 using outbox::test::response_plan;
@@ -194,7 +193,7 @@ TEST_CASE("meta: a wrong token pauses the destination without burning rows; a co
   const auto first = h.enqueue(301, "Lead", lead_payload(now - 60, "order-301"), "meta");
   const auto second = h.enqueue(302, "Lead", lead_payload(now - 60, "order-302"), "meta");
   h.start();
-  REQUIRE(eventually(
+  REQUIRE(h.wait_for(
       [&] {
         return h.state_of(first) == "pending" && h.state_of(second) == "pending" &&
                h.column_of(first, "last_error") != "" && h.column_of(second, "last_error") != "";

@@ -16,7 +16,6 @@ namespace tiktok_pgtest {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using outbox::test::engine_harness;
-using outbox::test::eventually;
 using outbox::test::fake_tiktok;
 using outbox::test::response_plan;
 
@@ -140,7 +139,7 @@ TEST_CASE("tiktok: a revoked token (40105 with HTTP 200) pauses the destination 
   tiktok.install(h.server);
   h.start();
   const auto id = h.enqueue(901, "SubmitForm", payload("order-901"), "tiktok");
-  REQUIRE(eventually([&] { return h.state_of(id) == "pending" && h.column_of(id, "last_error") != ""; }, 10s));
+  REQUIRE(h.wait_for([&] { return h.state_of(id) == "pending" && h.column_of(id, "last_error") != ""; }, 10s));
   CHECK(h.attempts_of(id) == 0);
   CHECK(h.column_of(id, "last_error").find("TikTok code 40105") != std::string::npos);
   CHECK(h.logs().find("destination paused") != std::string::npos);
