@@ -114,4 +114,32 @@ TEST_CASE("engine: malformed payloads go dead before any request; the engine kee
   CHECK_FALSE(rig.row(bad).last_error.empty());
 }
 
+TEST_CASE("engine: no retry is scheduled past the retry horizon; the row dies saying so") {
+  engine_rig rig([](auto& env) {
+    env["OUTBOX_RETRY_HORIZON_HOURS"] = "1";
+    env["OUTBOX_BACKOFF_BASE_SECONDS"] = "600";  // 10, 20, 40 min: the third retry would fall at 70 min
+    env["OUTBOX_MAX_ATTEMPTS"] = "12";
+  });
+  rig.http.fallback = scripted_answer::reply(503);
+  rig.start();
+  const auto id = rig.enqueue(11);
+  const auto created = rig.clock.steady_now();
+  REQUIRE(rig.run_until_state(id, "dead", std::chrono::seconds(std::chrono::hours(2))));
+  CHECK(rig.http.sent.size() == 3);
+  CHECK(rig.http.sent.back().at - created < 1h);
+  CHECK(rig.row(id).last_error.find("retry horizon") != std::string::npos);
+}
+
+TEST_CASE(
+    "engine: with the defaults, every retry of a failing row stays inside Meta's and TikTok's 48 h dedup window") {
+  engine_rig rig([](auto& env) { env.erase("OUTBOX_BACKOFF_BASE_SECONDS"); });
+  rig.http.fallback = scripted_answer::reply(500);
+  rig.start();
+  const auto id = rig.enqueue(12);
+  const auto created = rig.clock.steady_now();
+  REQUIRE(rig.run_until_state(id, "dead", std::chrono::seconds(std::chrono::hours(72))));
+  CHECK(rig.http.sent.size() == 12);  // the attempt budget ran out first
+  CHECK(rig.http.sent.back().at - created < 36h);
+}
+
 }  // namespace engine_delivery_test

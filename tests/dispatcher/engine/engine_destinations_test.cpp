@@ -88,4 +88,26 @@ TEST_CASE("engine destinations: an on-call pause holds rows without requests; re
   CHECK(rig.clock.steady_now() - resumed_at < 1s);  // not the poll interval, not a sweep
 }
 
+TEST_CASE("engine destinations: 4xx answers over MAX_4XX_SHARE pause the destination for on-call") {
+  engine_rig rig([](auto& env) {
+    env["OUTBOX_DEST__WEBHOOK__DEFAULT__MAX_4XX_SHARE"] = "0.2";
+    env["OUTBOX_DEST__WEBHOOK__DEFAULT__CONCURRENCY"] = "1";
+  });
+  // Every third request is refused: a third of the answers, over the 20 % allowed.
+  rig.http.fallback = scripted_answer::reply(200);
+  for (int i = 0; i < 300; ++i) {
+    rig.http.script.push_back(i % 3 == 2 ? scripted_answer::reply(422, R"({"error":"bad"})")
+                                         : scripted_answer::reply(200));
+  }
+  rig.start();
+  for (int lead = 1; lead <= 300; ++lead) rig.enqueue(lead);
+  REQUIRE(rig.run_until([&] { return rig.logs().find("too many 4xx answers") != std::string::npos; }));
+  const auto paused_after = rig.http.sent.size();
+  CHECK(paused_after >= 100);  // not judged on fewer requests than the window's minimum
+  CHECK(paused_after < 110);
+  (void)rig.run_until([] { return false; }, std::chrono::seconds(std::chrono::minutes(10)));
+  CHECK(rig.http.sent.size() == paused_after);  // paused for 15 minutes
+  CHECK(rig.store.count("pending") > 150);
+}
+
 }  // namespace engine_destinations_test
