@@ -21,19 +21,15 @@ constexpr auto min_idle = 20ms;  // never spin on rows locked by another dispatc
 // claiming each few rows with a statement (and a commit) of their own.
 constexpr auto claim_gather = 5ms;
 
-adaptive_wake_options wake_options(const config& cfg) {
-  adaptive_wake_options o;
-  o.linger = cfg.adaptive_linger;
-  o.awake_poll = cfg.adaptive_poll;
-  o.ttl = cfg.adaptive_ttl;
-  o.wake_rate = cfg.adaptive_wake_rate;
-  return o;
-}
-
 }  // namespace
 
-claimer::claimer(engine_context& ctx, sender& send)
-    : ctx_(ctx), sender_(send), link_(ctx, "claim"), wake_signal_(wake_options(ctx.cfg)), timer_(ctx.ex, ctx.clock) {}
+claimer::claimer(engine_context& ctx, claimer_options options, db::delivery_store& store, sender& send)
+    : ctx_(ctx),
+      options_(options),
+      sender_(send),
+      link_(ctx, store, "claim"),
+      wake_signal_(options_.adaptive),
+      timer_(ctx.ex, ctx.clock) {}
 
 void claimer::wake() {
   wake_pending_ = true;
@@ -45,7 +41,7 @@ void claimer::capacity_freed() {
 }
 
 void claimer::set_adaptive(bool adaptive, const std::string& mode) {
-  if (ctx_.cfg.wake != wake_mode::listen) return;  // a poll-only dispatcher never claims to be awake
+  if (!options_.listens) return;  // a poll-only dispatcher never claims to be awake
   if (adaptive == wake_signal_.enabled()) return;
   ctx_.log.info("database wake mode", {{"mode", mode}});
   wake_signal_.set_enabled(adaptive);
@@ -90,18 +86,18 @@ db::claim_request claimer::request(std::size_t limit) const {
   db::claim_request req;
   req.owner = ctx_.instance_id;
   req.token = random_uuid();
-  req.lease = ctx_.cfg.lease;
+  req.lease = options_.lease;
   req.limit = static_cast<int>(limit);
-  req.max_attempts = ctx_.cfg.backoff.max_attempts;
+  req.max_attempts = options_.max_attempts;
   return req;
 }
 
 asio::awaitable<void> claimer::async_run() {
-  const auto max_in_flight = static_cast<std::size_t>(ctx_.cfg.max_in_flight);
+  const auto max_in_flight = static_cast<std::size_t>(options_.max_in_flight);
   while (!ctx_.stopping) {
     std::size_t capacity = ctx_.in_flight.size() < max_in_flight ? max_in_flight - ctx_.in_flight.size() : 0;
     if (capacity == 0) {
-      co_await async_wait_for_capacity(ctx_.cfg.poll_interval, min_idle);  // the settler wakes us
+      co_await async_wait_for_capacity(options_.poll_interval, min_idle);  // the settler wakes us
       continue;
     }
     if (co_await async_gather_capacity(capacity)) continue;
@@ -132,7 +128,7 @@ asio::awaitable<void> claimer::async_run() {
 // True when it waited for more capacity (the caller looks again): only while
 // draining at the in-flight limit, and for claim_gather at most.
 asio::awaitable<bool> claimer::async_gather_capacity(std::size_t capacity) {
-  const auto batch = static_cast<std::size_t>(std::min(ctx_.cfg.claim_batch, ctx_.cfg.max_in_flight));
+  const auto batch = static_cast<std::size_t>(std::min(options_.claim_batch, options_.max_in_flight));
   if (!last_claim_full_ || capacity * 4 >= batch || ctx_.in_flight.size() == 0 || ctx_.stopping) {
     gather_until_.reset();
     co_return false;
@@ -206,7 +202,7 @@ asio::awaitable<bool> claimer::async_probe(db::store_session& conn, std::size_t&
 // Claims and dispatches; the number of rows found, or nullopt on failure.
 asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::store_session& conn, std::size_t capacity,
                                                                  bool& full) {
-  auto req = request(std::min<std::size_t>(static_cast<std::size_t>(ctx_.cfg.claim_batch), capacity));
+  auto req = request(std::min<std::size_t>(static_cast<std::size_t>(options_.claim_batch), capacity));
   req.skip_destinations = skipped_destinations();
   const auto t0 = ctx_.clock.steady_now();
   auto found_batch = co_await conn.async_claim_batch(req);
@@ -235,7 +231,7 @@ asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::store_sessi
 asio::awaitable<void> claimer::async_wait_next() {
   // The claim that was not full answered it (db::claim_batch::next_due); a
   // full claim never waits, so there is no query of its own to run here.
-  steady::duration wait = ctx_.cfg.poll_interval;
+  steady::duration wait = options_.poll_interval;
   if (next_due_ && *next_due_ && **next_due_ < wait) wait = **next_due_ + 1ms;
   if (const auto reopen = until_a_pause_ends(); reopen && *reopen < wait) wait = *reopen + 1ms;
   steady::duration floor = min_idle;
@@ -255,7 +251,7 @@ asio::awaitable<void> claimer::async_publish(adaptive_wake::action a) {
   const bool awake = a == adaptive_wake::action::publish_awake;
   db::outcome<void> done;
   if (awake) {
-    done = co_await conn->async_publish_awake(ctx_.instance_id, ctx_.cfg.adaptive_ttl);
+    done = co_await conn->async_publish_awake(ctx_.instance_id, options_.adaptive.ttl);
   } else {
     done = co_await conn->async_publish_asleep(ctx_.instance_id);
   }

@@ -18,13 +18,14 @@
 #include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
 #include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/part_options.hpp"
 #include "dispatcher/engine/sender.hpp"
 
 namespace outbox {
 
 class claimer {
  public:
-  claimer(engine_context& ctx, sender& send);
+  claimer(engine_context& ctx, claimer_options options, db::delivery_store& store, sender& send);
 
   // Runs until the engine stops; withdraws an awake mark on the way out.
   boost::asio::awaitable<void> async_run();
@@ -54,6 +55,7 @@ class claimer {
   [[nodiscard]] std::optional<std::chrono::steady_clock::duration> until_a_pause_ends() const;
 
   engine_context& ctx_;
+  const claimer_options options_;
   sender& sender_;
   db_link link_;
   adaptive_wake wake_signal_;

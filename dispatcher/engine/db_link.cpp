@@ -2,8 +2,8 @@
 
 namespace outbox {
 
-db_link::db_link(engine_context& ctx, std::string role)
-    : ctx_(ctx), role_(std::move(role)), session_(ctx.store.open_session(role_)) {}
+db_link::db_link(engine_context& ctx, db::delivery_store& store, std::string role)
+    : ctx_(ctx), role_(std::move(role)), session_(store.open_session(role_)) {}
 
 boost::asio::awaitable<db::store_session*> db_link::async_get() {
   if (session_->connected()) co_return session_.get();

@@ -16,7 +16,7 @@ namespace outbox {
 
 class db_link {
  public:
-  db_link(engine_context& ctx, std::string role);
+  db_link(engine_context& ctx, db::delivery_store& store, std::string role);
 
   // The connected session, connecting first if needed; nullptr when the connect failed.
   [[nodiscard]] boost::asio::awaitable<db::store_session*> async_get();

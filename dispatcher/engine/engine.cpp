@@ -32,16 +32,17 @@ bool claims_may_skip_flush_wait(const config& cfg, const destination_registry& d
 
 engine::engine(asio::any_io_executor ex, const config& cfg, logger& log, engine_ports ports)
     : own_store_(ports.store ? nullptr : std::make_unique<db::pg_store>(ex, db::pg_store_options{cfg.database_url})),
-      ctx_(ex, cfg, log, make_instance_id(cfg.instance_name.value_or("")), ports.clock ? *ports.clock : real_clock(),
-           ports.store ? *ports.store : *own_store_),
+      store_(ports.store ? *ports.store : *own_store_),
+      cfg_(cfg),
+      ctx_(ex, cfg, log, make_instance_id(cfg.instance_name.value_or("")), ports.clock ? *ports.clock : real_clock()),
       own_http_(ports.http ? nullptr : std::make_unique<providers::https_client>(ex, http_options(cfg))),
-      settler_(ctx_),
-      sender_(ctx_, settler_, ports.http ? *ports.http : *own_http_),
-      claimer_(ctx_, sender_),
-      maintenance_(ctx_, claimer_),
-      reconciler_(ctx_),
+      settler_(ctx_, settler_options_from(cfg), store_),
+      sender_(ctx_, sender_options_from(cfg), settler_, ports.http ? *ports.http : *own_http_),
+      claimer_(ctx_, claimer_options_from(cfg), store_, sender_),
+      maintenance_(ctx_, maintenance_options_from(cfg), store_, claimer_),
+      reconciler_(ctx_, reconciler_options_from(cfg), store_, ports.http),
       drain_timer_(ex, ctx_.clock) {
-  if (auto* pg = dynamic_cast<db::pg_store*>(&ctx_.store)) {
+  if (auto* pg = dynamic_cast<db::pg_store*>(&store_)) {
     pg->set_claims_skip_flush_wait(claims_may_skip_flush_wait(cfg, ctx_.destinations));
   }
   ctx_.wake_claimer = [this] { claimer_.wake(); };
@@ -66,7 +67,7 @@ void engine::request_stop() {
   if (ctx_.stopping) return;
   ctx_.stopping = true;
   ctx_.log.info("stop requested: no new claims; finishing requests in flight",
-                {{"in_flight", ctx_.in_flight.size()}, {"grace_seconds", ctx_.cfg.shutdown_grace.count()}});
+                {{"in_flight", ctx_.in_flight.size()}, {"grace_seconds", cfg_.shutdown_grace.count()}});
   if (listener_) listener_->stop();
   sender_.stop();
   claimer_.wake();
@@ -88,7 +89,7 @@ void engine::on_listener_event(const db::listener_event& e) {
       // Notifications sent while we were away are lost: catch up with a claim now.
       if (e.reconnected) ++ctx_.metrics.listener_reconnects;
       ctx_.log.info(e.reconnected ? "listener reconnected; catching up" : "listening for new rows",
-                    {{"channel", ctx_.cfg.notify_channel}});
+                    {{"channel", cfg_.notify_channel}});
       claimer_.wake();
       break;
     case db::listener_event::kind::lost:
@@ -98,7 +99,7 @@ void engine::on_listener_event(const db::listener_event& e) {
 }
 
 asio::awaitable<void> engine::async_run() {
-  const auto& cfg = ctx_.cfg;
+  const auto& cfg = cfg_;
   ctx_.log.info("dispatcher starting", {{"instance", ctx_.instance_id},
                                         {"wake_mode", cfg.wake == wake_mode::listen ? "listen" : "poll"},
                                         {"destinations", ctx_.destinations.size()},
@@ -113,8 +114,8 @@ asio::awaitable<void> engine::async_run() {
     }
   });
   if (cfg.wake == wake_mode::listen) {
-    listener_ = ctx_.store.make_listener(cfg.notify_channel, cfg.listen_heartbeat,
-                                         [this](const db::listener_event& e) { on_listener_event(e); });
+    listener_ = store_.make_listener(cfg.notify_channel, cfg.listen_heartbeat,
+                                     [this](const db::listener_event& e) { on_listener_event(e); });
     start("listener", listener_->async_run());
   }
   start("settler", settler_.async_run(), &settler_finished_);
@@ -142,7 +143,7 @@ asio::awaitable<void> engine::async_wait_until(bool (engine::*done)() const, ste
 // what is still running is settled (held on hold destinations), the outcomes
 // are recorded, and the maintenance loop stops last.
 asio::awaitable<void> engine::async_drain() {
-  co_await async_wait_until(&engine::sends_done, ctx_.clock.steady_now() + ctx_.cfg.shutdown_grace);
+  co_await async_wait_until(&engine::sends_done, ctx_.clock.steady_now() + cfg_.shutdown_grace);
   sender_.abandon_running();
   settler_.stop(ctx_.clock.steady_now() + settle_drain_limit);
   co_await async_wait_until(&engine::settler_done, ctx_.clock.steady_now() + settle_drain_limit + 1s);
@@ -199,7 +200,7 @@ outbox::metrics engine::metrics_snapshot() const {
 
 std::pair<bool, std::string> engine::readiness() const {
   if (!ctx_.metrics.database_up) return {false, "the database is not reachable"};
-  if (ctx_.cfg.wake == wake_mode::listen && !(listener_ && listener_->is_listening()))
+  if (cfg_.wake == wake_mode::listen && !(listener_ && listener_->is_listening()))
     return {false, "the LISTEN connection is down (polling continues)"};
   return {true, {}};
 }

@@ -67,6 +67,8 @@ class engine {
   void start(const char* what, boost::asio::awaitable<void> task, bool* finished = nullptr);
 
   std::unique_ptr<db::pg_store> own_store_;  // when no store was given
+  db::delivery_store& store_;
+  const config& cfg_;
   engine_context ctx_;
   std::unique_ptr<providers::https_client> own_http_;  // when no transport was given
   settler settler_;

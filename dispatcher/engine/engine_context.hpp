@@ -1,14 +1,15 @@
 #pragma once
-// What the engine's parts share: the configuration, the log, the metrics, the
-// destinations and the rows in flight, plus the signals they send each other.
-// One io_context thread, so no locking. The engine owns it; the parts hold a
-// reference and must not outlive it.
+// The state the engine's parts share: the loop, the clock, the log, the
+// metrics, the destinations and the rows in flight, plus the signals they send
+// each other. Not the configuration (each part gets its own options:
+// dispatcher/engine/part_options.hpp) nor the store (each part opens its own
+// session). One io_context thread, so no locking. The engine owns it; the
+// parts hold a reference and must not outlive it.
 #include <functional>
 #include <string>
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include "db/store_port.hpp"
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/engine/clock.hpp"
 #include "dispatcher/engine/destinations.hpp"
@@ -20,19 +21,15 @@ namespace outbox {
 
 struct engine_context {
   engine_context(boost::asio::any_io_executor executor, const config& configuration, logger& logger_ref,
-                 std::string instance, outbox::engine_clock& time, db::delivery_store& delivery_store)
+                 std::string instance, outbox::engine_clock& time)
       : ex(executor),
         clock(time),
-        store(delivery_store),
-        cfg(configuration),
         log(logger_ref),
         instance_id(std::move(instance)),
         destinations(executor, configuration, time.system_now(), time.steady_now()) {}
 
   boost::asio::any_io_executor ex;
   outbox::engine_clock& clock;  // every part reads time here (a manual clock in tests)
-  db::delivery_store& store;    // every part's statements go here (db_link)
-  const config& cfg;
   logger& log;
   const std::string instance_id;
   outbox::metrics metrics;

@@ -19,10 +19,11 @@ constexpr auto retry_delay = 1s;  // after a failed round: leases must not lapse
 
 }  // namespace
 
-maintenance::maintenance(engine_context& ctx, claimer& claim)
+maintenance::maintenance(engine_context& ctx, maintenance_options options, db::delivery_store& store, claimer& claim)
     : ctx_(ctx),
+      options_(options),
       claimer_(claim),
-      link_(ctx, "maintenance"),
+      link_(ctx, store, "maintenance"),
       timer_(ctx.ex, ctx.clock),
       started_at_(ctx.clock.system_now()) {}
 
@@ -56,8 +57,8 @@ asio::awaitable<void> maintenance::async_prepare() {
 }
 
 asio::awaitable<void> maintenance::async_run() {
-  const auto renew_every = std::chrono::duration_cast<steady::duration>(ctx_.cfg.lease) / 3;
-  auto next_sweep = ctx_.clock.steady_now() + ctx_.cfg.sweep_interval;
+  const auto renew_every = std::chrono::duration_cast<steady::duration>(options_.lease) / 3;
+  auto next_sweep = ctx_.clock.steady_now() + options_.sweep_interval;
   bool retry = false;
   if (!stop_) {
     db::store_session* conn = co_await link_.async_get();
@@ -89,7 +90,7 @@ asio::awaitable<void> maintenance::async_run() {
     if (ok) ok = co_await async_renew(*conn);
     if (ok && !policies_recorded_) ok = co_await async_record_policies(*conn);
     if (ok && ctx_.clock.steady_now() >= next_sweep && !ctx_.stopping) {
-      next_sweep = ctx_.clock.steady_now() + ctx_.cfg.sweep_interval;
+      next_sweep = ctx_.clock.steady_now() + options_.sweep_interval;
       ok = co_await async_sweep(*conn);
       if (ok) ok = co_await async_load_pauses(*conn);
       if (ok) ok = co_await async_refresh(*conn);
@@ -102,7 +103,7 @@ asio::awaitable<void> maintenance::async_run() {
 asio::awaitable<bool> maintenance::async_renew(db::store_session& conn) {
   if (ctx_.in_flight.empty()) co_return true;
   const auto [ids, tokens] = ctx_.in_flight.leases();
-  const auto renewed = co_await conn.async_renew(ids, tokens, ctx_.cfg.lease);
+  const auto renewed = co_await conn.async_renew(ids, tokens, options_.lease);
   if (!renewed) {
     ++ctx_.metrics.db_errors;
     ctx_.log.warn("lease renewal failed; retrying in a second", {{"error", renewed.error().what()}});
@@ -114,7 +115,7 @@ asio::awaitable<bool> maintenance::async_renew(db::store_session& conn) {
 
 asio::awaitable<bool> maintenance::async_sweep(db::store_session& conn) {
   db::sweep_request req;
-  req.max_attempts = ctx_.cfg.backoff.max_attempts;
+  req.max_attempts = options_.max_attempts;
   ctx_.destinations.for_each([&](const destination& d) {
     if (d.provider->hold_reclaimed()) req.hold_destinations.push_back(d.key());
   });
@@ -145,7 +146,7 @@ asio::awaitable<bool> maintenance::async_refresh(db::store_session& conn) {
 }
 
 asio::awaitable<bool> maintenance::async_read_wake_mode(db::store_session& conn) {
-  if (ctx_.cfg.wake != wake_mode::listen) co_return true;
+  if (!options_.listens) co_return true;
   const auto mode = co_await conn.async_wake_mode();
   if (!mode) {
     ctx_.log.warn("could not read the wake mode; keeping the current one", {{"error", mode.error().what()}});
@@ -178,7 +179,7 @@ asio::awaitable<bool> maintenance::async_load_pauses(db::store_session& conn) {
 asio::awaitable<bool> maintenance::async_record_policies(db::store_session& conn) {
   std::vector<db::destination_policy> policies;
   ctx_.destinations.for_each([&](const destination& d) {
-    policies.push_back({d.provider_kind, d.name, d.provider->hold_reclaimed(), ctx_.cfg.backoff.max_attempts});
+    policies.push_back({d.provider_kind, d.name, d.provider->hold_reclaimed(), options_.max_attempts});
   });
   const auto done = co_await conn.async_record_policies(ctx_.instance_id, policies);
   if (!done) {

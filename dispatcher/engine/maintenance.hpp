@@ -16,12 +16,13 @@
 #include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
 #include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/part_options.hpp"
 
 namespace outbox {
 
 class maintenance {
  public:
-  maintenance(engine_context& ctx, claimer& claim);
+  maintenance(engine_context& ctx, maintenance_options options, db::delivery_store& store, claimer& claim);
 
   // Reads pauses and the wake mode once, before the first claim (a paused
   // destination must get nothing, not even one claim).
@@ -51,6 +52,7 @@ class maintenance {
   boost::asio::awaitable<void> async_goodbye();
 
   engine_context& ctx_;
+  const maintenance_options options_;
   claimer& claimer_;
   db_link link_;
   clock_timer timer_;

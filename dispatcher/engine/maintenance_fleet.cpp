@@ -110,7 +110,7 @@ asio::awaitable<bool> maintenance::async_heartbeat(db::store_session& conn) {
   const auto now = ctx_.clock.system_now();
   db::heartbeat beat{
       ctx_.instance_id,        version_line(),         host_name(), static_cast<int>(::getpid()), started_at_,
-      ctx_.cfg.sweep_interval, nlohmann::json::array()};
+      options_.sweep_interval, nlohmann::json::array()};
   ctx_.destinations.for_each([&](const destination& d) {
     if (!d.gate.paused(now) || d.gate.manually_paused()) return;
     const auto until = d.gate.reopens_at();

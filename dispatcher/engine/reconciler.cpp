@@ -7,7 +7,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "dispatcher/engine/http_options.hpp"
 #include "dispatcher/engine/use_tuple.hpp"
 #include "providers/http/http_outcome.hpp"
 
@@ -50,7 +49,13 @@ asio::awaitable<std::optional<std::int64_t>> async_record(db_link& link, db::sto
 
 }  // namespace
 
-reconciler::reconciler(engine_context& ctx) : ctx_(ctx), link_(ctx, "reconciler"), timer_(ctx.ex, ctx.clock) {}
+reconciler::reconciler(engine_context& ctx, reconciler_options options, db::delivery_store& store,
+                       providers::http_transport* http)
+    : ctx_(ctx),
+      options_(std::move(options)),
+      link_(ctx, store, "reconciler"),
+      given_http_(http),
+      timer_(ctx.ex, ctx.clock) {}
 
 bool reconciler::needed(const destination_registry& destinations) {
   bool any = false;
@@ -64,14 +69,14 @@ void reconciler::stop() {
 }
 
 asio::awaitable<void> reconciler::async_run() {
-  if (!http_) http_.emplace(ctx_.ex, http_options(ctx_.cfg));
+  if (!given_http_ && !http_) http_.emplace(ctx_.ex, options_.http);
   while (!stop_) {
     if (auto* conn = co_await link_.async_get()) co_await async_check_due(*conn);
     if (stop_) break;
-    timer_.expires_after(ctx_.cfg.status_poll_interval);
+    timer_.expires_after(options_.status_poll_interval);
     (void)co_await timer_.async_wait();
   }
-  http_->close_idle();
+  transport().close_idle();
 }
 
 asio::awaitable<void> reconciler::async_check_due(db::store_session& conn) {
@@ -114,7 +119,7 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
     co_return check;
   }
   if (dest->tokens) {
-    const auto token = co_await dest->tokens->async_token(*http_);
+    const auto token = co_await dest->tokens->async_token(transport());
     if (!token.ok()) {
       check.detail = "no access token for the status check: " + token.error;
       if (too_old) check.status = "UNKNOWN";
@@ -122,7 +127,7 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
     }
     request->headers.emplace_back("authorization", "Bearer " + token.access_token);
   }
-  const auto result = co_await http_->async_send(std::move(*request));
+  const auto result = co_await transport().async_send(std::move(*request));
   // A refused token (revoked early) would stay cached until it expires: the next check gets a fresh one.
   if (dest->tokens && result.response && result.response->status == 401) dest->tokens->invalidate();
   const auto status = dest->provider->read_status(result);

@@ -17,6 +17,7 @@
 #include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
 #include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/part_options.hpp"
 #include "providers/http/https_client.hpp"
 
 namespace outbox {
@@ -38,7 +39,8 @@ class reconciler {
   // The wait before the next read of a request read `reads` times before, still processing.
   [[nodiscard]] static std::chrono::seconds processing_interval(std::chrono::seconds delay, int reads);
 
-  explicit reconciler(engine_context& ctx);
+  reconciler(engine_context& ctx, reconciler_options options, db::delivery_store& store,
+             providers::http_transport* http);
 
   // True when some destination can report processing results.
   [[nodiscard]] static bool needed(const destination_registry& destinations);
@@ -46,6 +48,9 @@ class reconciler {
   void stop();
 
  private:
+  [[nodiscard]] providers::http_transport& transport() {
+    return given_http_ ? *given_http_ : static_cast<providers::http_transport&>(*http_);
+  }
   [[nodiscard]] boost::asio::awaitable<void> async_check_due(db::store_session& conn);
   [[nodiscard]] boost::asio::awaitable<db::request_check> async_check(const db::due_request& due);
   void note(const db::request_check& check, std::int64_t rows);
@@ -59,7 +64,9 @@ class reconciler {
   [[nodiscard]] std::optional<std::chrono::seconds> scope_paused(const std::string& scope) const;
 
   engine_context& ctx_;
+  const reconciler_options options_;
   db_link link_;
+  providers::http_transport* given_http_;  // an engine test's transport; else its own client, made when it runs
   // Made when the reconciler runs: its trust store costs 0.7 MB, and most
   // deployments have no destination to reconcile.
   std::optional<providers::https_client> http_;

@@ -8,7 +8,6 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "dispatcher/engine/event_prep.hpp"
-#include "dispatcher/engine/http_options.hpp"
 #include "dispatcher/engine/task_guard.hpp"
 #include "dispatcher/engine/use_tuple.hpp"
 #include "providers/http/http_outcome.hpp"
@@ -41,14 +40,18 @@ providers::preparation prepared_for(const destination& dest, const providers::ou
 
 }  // namespace
 
-sender::sender(engine_context& ctx, settler& settle, providers::http_transport& http)
-    : ctx_(ctx), settler_(settle), http_(http), random_(std::random_device{}()) {}
+sender::sender(engine_context& ctx, sender_options options, settler& settle, providers::http_transport& http)
+    : ctx_(ctx), options_(std::move(options)), settler_(settle), http_(http), random_(std::random_device{}()) {}
 
 double sender::random01() { return std::uniform_real_distribution<double>(0.0, 1.0)(random_); }
 
 void sender::settle(db::settlement s) {
-  if (auto* row = ctx_.in_flight.find(s.id)) row->outcome_queued = true;
-  settler_.enqueue(std::move(s));
+  metrics::destination_key labels{unknown_label, unknown_label};
+  if (auto* row = ctx_.in_flight.find(s.id)) {
+    row->outcome_queued = true;
+    labels = {row->provider, row->destination};
+  }
+  settler_.enqueue(std::move(s), std::move(labels));
 }
 
 void sender::stop() {
@@ -116,7 +119,7 @@ void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
     }
     if (!dest) continue;  // re-claimed: already under way
     const auto& ticket = ctx_.in_flight.find(row.id)->ticket;
-    auto prepared = prepare_event(row, ctx_.cfg.max_payload_bytes,
+    auto prepared = prepare_event(row, options_.max_payload_bytes,
                                   dest->provider->reads_payload() ? payload_use::parsed : payload_use::text_only);
     if (const auto* problem = std::get_if<std::string>(&prepared)) {
       settle(plan_rejection(ticket, *problem, now));
@@ -243,7 +246,7 @@ void sender::judge(destination& dest, std::vector<providers::outbound_event> eve
       spawn(dest, {events[i]});
       continue;
     }
-    auto s = plan_settlement(ticket, verdict.events[i], ex.facts, ctx_.cfg.backoff, now, random01());
+    auto s = plan_settlement(ticket, verdict.events[i], ex.facts, options_.backoff, now, random01());
     s.note = ex.facts.note;
     attach_event_facts(dest, events[i].row_id, verdict, verdict.events[i], s);
     settle(std::move(s));

@@ -14,6 +14,7 @@
 #include "db/delivery_store.hpp"
 #include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/part_options.hpp"
 #include "dispatcher/engine/settler.hpp"
 #include "providers/http/http_transport.hpp"
 
@@ -21,7 +22,7 @@ namespace outbox {
 
 class sender {
  public:
-  sender(engine_context& ctx, settler& settle, providers::http_transport& http);
+  sender(engine_context& ctx, sender_options options, settler& settle, providers::http_transport& http);
 
   // Takes claimed rows into flight and starts their requests. `probe`: the row
   // was claimed alone to test a destination whose pause ended.
@@ -77,6 +78,7 @@ class sender {
   }
 
   engine_context& ctx_;
+  const sender_options options_;
   settler& settler_;
   providers::http_transport& http_;
   std::size_t active_ = 0;

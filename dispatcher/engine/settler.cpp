@@ -56,12 +56,13 @@ bool caused_by_row_data(const std::string& sqlstate) {
 
 }  // namespace
 
-settler::settler(engine_context& ctx) : ctx_(ctx), link_(ctx, "settle"), timer_(ctx.ex, ctx.clock) {}
+settler::settler(engine_context& ctx, settler_options options, db::delivery_store& store)
+    : ctx_(ctx), options_(options), link_(ctx, store, "settle"), timer_(ctx.ex, ctx.clock) {}
 
-void settler::enqueue(db::settlement s) {
+void settler::enqueue(db::settlement s, metrics::destination_key labels) {
   const auto id = s.id;
   if (!queue_.contains(id)) order_.push_back(id);
-  queue_.insert_or_assign(id, std::move(s));
+  queue_.insert_or_assign(id, queued_outcome{std::move(s), std::move(labels)});
   if (backing_off_) return;  // new outcomes wait with the others for the database
   if (!gathering_ || !worth_gathering()) timer_.cancel();
 }
@@ -112,7 +113,7 @@ std::vector<db::settlement> settler::next_batch() {
   for (auto it = order_.begin(); it != order_.end() && batch.size() < max_batch; ++it) {
     auto found = queue_.find(*it);
     if (found == queue_.end()) continue;
-    db::settlement s = found->second;
+    db::settlement s = found->second.settlement;
     // The row's current lease: it may have been re-claimed since the outcome was queued.
     if (const auto* row = ctx_.in_flight.find(s.id)) s.lease_token = row->ticket.lease_token;
     batch.push_back(std::move(s));
@@ -127,10 +128,10 @@ asio::awaitable<void> settler::async_run() {
       if (stop_) break;
       timer_.expires_after(1h);
       (void)co_await timer_.async_wait();
-      co_await async_gather(ctx_.cfg.settle_window, false);
+      co_await async_gather(options_.settle_window, false);
       continue;
     }
-    if (!stop_ && ctx_.cfg.settle_window > steady::duration::zero()) co_await async_gather(backlog_settle_window, true);
+    if (!stop_ && options_.settle_window > steady::duration::zero()) co_await async_gather(backlog_settle_window, true);
     if (stop_ && ctx_.clock.steady_now() > deadline_) {
       ctx_.log.error("could not record outcomes before exit; those rows are retried after their lease expires",
                      {{"rows", queue_.size()}});
@@ -247,16 +248,17 @@ void settler::finish(const db::settlement& s) {
 }
 
 void settler::record(const db::settlement& s) {
-  const auto* row = ctx_.in_flight.find(s.id);
-  if (!row) return;
-  ctx_.metrics.note_settled({row->provider, row->destination}, s.outcome, s.error, s.started_at);
+  const auto queued = queue_.find(s.id);
+  if (queued == queue_.end()) return;
+  const auto& labels = queued->second.labels;
+  ctx_.metrics.note_settled(labels, s.outcome, s.error, s.started_at);
   const log_level level = s.state == db::settle_state::sent   ? log_level::debug
                           : s.state == db::settle_state::dead ? log_level::warn
                                                               : log_level::info;
   ctx_.log.log(level, "row settled", [&] {
     nlohmann::json f{{"row_id", s.id},
-                     {"provider", row->provider},
-                     {"destination", row->destination},
+                     {"provider", labels.first},
+                     {"destination", labels.second},
                      {"state", db::to_string(s.state)},
                      {"outcome", s.outcome},
                      {"attempt", s.attempt}};

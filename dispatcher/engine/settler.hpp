@@ -29,15 +29,17 @@
 #include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
 #include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/part_options.hpp"
 
 namespace outbox {
 
 class settler {
  public:
-  explicit settler(engine_context& ctx);
+  settler(engine_context& ctx, settler_options options, db::delivery_store& store);
 
-  // Queues an outcome (one per row: a newer one replaces a waiting one).
-  void enqueue(db::settlement s);
+  // Queues an outcome (one per row: a newer one replaces a waiting one), with
+  // the labels of its metrics and log line: the facts travel with the outcome.
+  void enqueue(db::settlement s, metrics::destination_key labels);
   [[nodiscard]] std::size_t waiting() const noexcept { return queue_.size(); }
 
   // Runs until stop() and the queue is empty (or the drain deadline passed).
@@ -62,9 +64,14 @@ class settler {
   void record(const db::settlement& s);
 
   engine_context& ctx_;
+  const settler_options options_;
   db_link link_;
   std::deque<std::int64_t> order_;  // row ids, oldest first
-  std::unordered_map<std::int64_t, db::settlement> queue_;
+  struct queued_outcome {
+    db::settlement settlement;
+    metrics::destination_key labels;  // the row's provider and destination, or "unknown"
+  };
+  std::unordered_map<std::int64_t, queued_outcome> queue_;
   clock_timer timer_;
   bool stop_ = false;
   bool behind_slots_ = false;

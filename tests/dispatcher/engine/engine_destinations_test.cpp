@@ -110,4 +110,24 @@ TEST_CASE("engine destinations: 4xx answers over MAX_4XX_SHARE pause the destina
   CHECK(rig.store.count("pending") > 150);
 }
 
+TEST_CASE(
+    "engine destinations: an API version near its sunset is named in the log and the metrics, by the engine's clock") {
+  // The rig's clock reads 2027-01-15; Meta retires v25.0 on 2027-02-23, inside the 60-day warning.
+  engine_rig rig([](auto& env) {
+    env["OUTBOX_DEST__META__DEFAULT__PIXEL_ID"] = "1234567890";
+    env["OUTBOX_DEST__META__DEFAULT__ACCESS_TOKEN"] = "meta-token";
+    env["OUTBOX_DEST__META__DEFAULT__API_VERSION"] = "v25.0";
+  });
+  rig.start();
+  CHECK(rig.logs().find("API version near its sunset") != std::string::npos);
+  const auto view = rig.metrics().destinations.at({"meta", "default"});
+  CHECK(view.api_sunset_warning.find("v25.0") != std::string::npos);
+  CHECK(view.api_sunset_seconds > 0);
+  CHECK(view.api_sunset_seconds < 60.0 * 86400);
+  // Past the sunset (the engine stopped, so time can jump 40 days at once).
+  rig.stop();
+  rig.clock.advance(std::chrono::hours(24 * 40));
+  CHECK(rig.metrics().destinations.at({"meta", "default"}).api_sunset_seconds < 0);
+}
+
 }  // namespace engine_destinations_test
