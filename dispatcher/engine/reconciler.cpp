@@ -119,7 +119,7 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
     co_return check;
   }
   if (dest->tokens) {
-    const auto token = co_await dest->tokens->async_token(transport());
+    const auto token = co_await dest->tokens->async_token(transport(), ctx_.clock.steady_now());
     if (!token.ok()) {
       check.detail = "no access token for the status check: " + token.error;
       if (too_old) check.status = "UNKNOWN";

@@ -44,7 +44,7 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
     co_return false;
   }
   if (dest.tokens) {
-    const auto token = co_await dest.tokens->async_token(http_);
+    const auto token = co_await dest.tokens->async_token(http_, ctx_.clock.steady_now());
     if (!token.ok()) {
       ex.facts.response_excerpt = token.error;
       if (token.permanent) {

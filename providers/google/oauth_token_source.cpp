@@ -72,8 +72,8 @@ void oauth_token_source::invalidate() {
   valid_until_ = {};
 }
 
-boost::asio::awaitable<token_result> oauth_token_source::async_token(http_transport& http) {
-  if (!token_.empty() && clock::now() < valid_until_) co_return token_result{token_, {}, false};
+boost::asio::awaitable<token_result> oauth_token_source::async_token(http_transport& http, clock::time_point now) {
+  if (!token_.empty() && now < valid_until_) co_return token_result{token_, {}, false};
   if (refreshing_) {
     boost::asio::steady_timer wait(ex_, clock::time_point::max());
     waiters_.push_back(&wait);
@@ -87,7 +87,7 @@ boost::asio::awaitable<token_result> oauth_token_source::async_token(http_transp
   req.url = settings_.token_url;
   req.headers.emplace_back("content-type", "application/x-www-form-urlencoded");
   req.body = refresh_grant_body(settings_);
-  const auto started = clock::now();
+  const auto started = now;
   const auto result = co_await http.async_send(std::move(req));
   std::chrono::seconds expires_in{0};
   auto outcome = parse_token_response(result, &expires_in);

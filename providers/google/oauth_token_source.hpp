@@ -33,8 +33,9 @@ class oauth_token_source {
 
   oauth_token_source(boost::asio::any_io_executor ex, oauth_settings settings);
 
-  // The cached token, or a fresh one.
-  [[nodiscard]] boost::asio::awaitable<token_result> async_token(http_transport& http);
+  // The cached token while it is valid at `now` (the caller's clock: the
+  // engine's), or a fresh one.
+  [[nodiscard]] boost::asio::awaitable<token_result> async_token(http_transport& http, clock::time_point now);
   // Forget the cached token (the API answered 401 with it).
   void invalidate();
   [[nodiscard]] int refreshes() const noexcept { return refreshes_; }

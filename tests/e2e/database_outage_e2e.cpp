@@ -150,7 +150,9 @@ TEST_CASE("PostgreSQL crashes mid-delivery: every row is delivered; a resend rep
     return;
   }
   e2e_fixture fx;
-  fx.server.set_fallback([](const auto&) { return response_plan::reply(200).after(20ms); });
+  // 400 rows at 4 x 10 per second take 10 s: the crash below (a checkpoint and
+  // an immediate restart, seconds under ASan) still finds rows to deliver.
+  fx.server.set_fallback([](const auto&) { return response_plan::reply(200).after(100ms); });
   auto& d = fx.start_dispatcher({{"OUTBOX_DEST__WEBHOOK__DEFAULT__CONCURRENCY", "4"}});
   REQUIRE(d.wait_for_log("listening for new rows", 15s));
   enqueue_range(fx, 1, 400);

@@ -85,7 +85,9 @@ class engine_rig {
   [[nodiscard]] outbox::metrics metrics() const { return engine_->metrics_snapshot(); }
   [[nodiscard]] engine& the_engine() { return *engine_; }
 
-  boost::asio::io_context io;
+  // Declared before the io_context, so they outlive it: destroying it destroys
+  // the coroutines still suspended (a request the shutdown abandoned), and
+  // their timers leave the clock then.
   manual_clock clock{io};
   memory_store store{clock};
   scripted_http http{clock};
@@ -94,7 +96,12 @@ class engine_rig {
  private:
   std::ostringstream log_text_;
   std::unique_ptr<logger> log_;
-  std::unique_ptr<engine> engine_;
+
+ public:
+  boost::asio::io_context io;
+
+ private:
+  std::unique_ptr<engine> engine_;  // destroyed first, then the io_context
   bool running_ = false;
 };
 

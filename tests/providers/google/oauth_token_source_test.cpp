@@ -78,7 +78,7 @@ https_client_options client_options() {
 
 // One caller of the token source; everything it touches outlives it (the test waits for `done`).
 boost::asio::awaitable<void> async_fetch(oauth_token_source* source, https_client* http, token_result* out, int* done) {
-  *out = co_await source->async_token(*http);
+  *out = co_await source->async_token(*http, std::chrono::steady_clock::now());
   ++*done;
 }
 
@@ -221,7 +221,7 @@ TEST_CASE("oauth_token_source: concurrent callers share one refresh, and the tok
     for (const auto& t : results) got.push_back(t.ok() ? t.access_token : "failed: " + t.error);
     CHECK(source.refreshes() == 1);
     // Cached: later calls need no request.
-    const auto again = co_await source.async_token(http);
+    const auto again = co_await source.async_token(http, std::chrono::steady_clock::now());
     CHECK(again.access_token == got.front());
     CHECK(source.refreshes() == 1);
     co_return got;
@@ -243,22 +243,22 @@ TEST_CASE("oauth_token_source: a short-lived token is refreshed before it expire
   outbox::test::run_async([&](auto ex) -> boost::asio::awaitable<void> {
     https_client http(ex, client_options());
     oauth_token_source source(ex, settings_for(google));
-    const auto first = co_await source.async_token(http);
+    const auto first = co_await source.async_token(http, std::chrono::steady_clock::now());
     REQUIRE(first.ok());
-    const auto cached = co_await source.async_token(http);
+    const auto cached = co_await source.async_token(http, std::chrono::steady_clock::now());
     CHECK(cached.access_token == first.access_token);
     CHECK(source.refreshes() == 1);
 
     boost::asio::steady_timer wait(ex, 1200ms);
     co_await wait.async_wait(boost::asio::use_awaitable);
-    const auto second = co_await source.async_token(http);
+    const auto second = co_await source.async_token(http, std::chrono::steady_clock::now());
     REQUIRE(second.ok());
     CHECK(second.access_token != first.access_token);
     CHECK(source.refreshes() == 2);
     CHECK(google.token_is_valid(second.access_token));
 
     source.invalidate();
-    const auto third = co_await source.async_token(http);
+    const auto third = co_await source.async_token(http, std::chrono::steady_clock::now());
     REQUIRE(third.ok());
     CHECK(third.access_token != second.access_token);
     CHECK(source.refreshes() == 3);
@@ -296,7 +296,7 @@ TEST_CASE("oauth_token_source: a wrong client secret is invalid_client, permanen
     auto s = settings_for(google);
     s.client_secret = "wrong";
     oauth_token_source source(ex, s);
-    const auto t = co_await source.async_token(http);
+    const auto t = co_await source.async_token(http, std::chrono::steady_clock::now());
     CHECK_FALSE(t.ok());
     CHECK(t.permanent);
     CHECK(t.error.find("invalid_client") != std::string::npos);
@@ -310,10 +310,10 @@ TEST_CASE("oauth_token_source: an unreachable token endpoint is a transient fail
     auto s = settings_for(google);
     s.token_url = "https://127.0.0.1:1/token";
     oauth_token_source source(ex, s);
-    const auto t = co_await source.async_token(http);
+    const auto t = co_await source.async_token(http, std::chrono::steady_clock::now());
     CHECK_FALSE(t.ok());
     CHECK_FALSE(t.permanent);
-    const auto again = co_await source.async_token(http);
+    const auto again = co_await source.async_token(http, std::chrono::steady_clock::now());
     CHECK_FALSE(again.ok());
     CHECK(source.refreshes() == 2);  // failures are not cached
   });
