@@ -12,7 +12,9 @@ namespace asio = boost::asio;
 asio::awaitable<providers::http_result> scripted_http::async_send(providers::http_request req) {
   sent.push_back({req, clock_.steady_now()});
   scripted_answer answer = fallback;
-  if (!script.empty()) {
+  if (auto routed = route ? route(req) : std::nullopt) {
+    answer = std::move(*routed);
+  } else if (!script.empty()) {
     answer = script.front();
     script.pop_front();
   }

@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -49,7 +50,9 @@ struct scripted_answer {
 class scripted_http final : public providers::http_transport {
  public:
   explicit scripted_http(engine_clock& clock) : clock_(clock) {}
-  // Answers in order; once they run out, `fallback`.
+  // An answer chosen by the request (a token endpoint, a status endpoint), when it gives one;
+  // otherwise answers in order, and once they run out, `fallback`.
+  std::function<std::optional<scripted_answer>(const providers::http_request&)> route;
   std::deque<scripted_answer> script;
   scripted_answer fallback = scripted_answer::reply(200);
   std::vector<sent_request> sent;

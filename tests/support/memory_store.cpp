@@ -298,6 +298,13 @@ std::vector<memory_attempt> memory_store::attempts(std::int64_t id) const {
   return out;
 }
 
+std::pair<std::string, int> memory_store::request_status(const std::string& request_id) const {
+  for (const auto& r : requests_) {
+    if (r.request_id == request_id) return {r.status, r.checks};
+  }
+  return {"", -1};
+}
+
 int memory_store::calls(const std::string& op) const {
   const auto it = calls_.find(op);
   return it == calls_.end() ? 0 : it->second;

@@ -112,6 +112,9 @@ class memory_store final : public db::delivery_store {
   [[nodiscard]] std::vector<memory_attempt> attempts(std::int64_t id) const;
   // Dispatchers marked awake now (outbox_dispatcher_awake, not yet expired).
   [[nodiscard]] std::set<std::string> awake() const;
+  // provider_request: the status recorded for a request a provider accepted
+  // ("" before a final one), and how many times it was read.
+  [[nodiscard]] std::pair<std::string, int> request_status(const std::string& request_id) const;
   // Calls made, by op name: the signal a test waits on instead of a poll.
   [[nodiscard]] int calls(const std::string& op) const;
   // Runs after every call (the store's test signal): a test may stop the io_context there.
