@@ -47,100 +47,83 @@ class pg_session final : public store_session {
   bool connected() const override { return conn_ && conn_->is_open(); }
   connection* raw() { return conn_ ? &*conn_ : nullptr; }
 
-  // Every call's answer passes here, so a test can wait for the engine's next
-  // statement instead of polling the table (pg_store_options::after_statement).
-  template <class T>
-  T signalled(T answer) {
+  // Runs one statement on the open connection (a lost connection's error when
+  // none is open); every answer then raises pg_store_options::after_statement,
+  // so a test can wait for the engine's next statement instead of polling.
+  template <class Statement>
+  auto call(Statement statement) -> decltype(statement(std::declval<connection&>())) {
+    if (!connected()) co_return not_connected();
+    auto answer = co_await statement(*conn_);
     if (options_.after_statement) options_.after_statement();
-    return answer;
+    co_return answer;
   }
   void drop() override { conn_.reset(); }
 
   async_outcome<claim_batch> async_claim_batch(const claim_request& req) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_claim_batch(*conn_, req));
+    co_return co_await call([&](connection& c) { return db::async_claim_batch(c, req); });
   }
   async_outcome<std::vector<claimed_row>> async_claim(const claim_request& req) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_claim(*conn_, req));
+    co_return co_await call([&](connection& c) { return db::async_claim(c, req); });
   }
   async_outcome<settle_report> async_settle(std::string owner, std::span<const settlement> batch) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_settle(*conn_, owner, batch));
+    co_return co_await call([&](connection& c) { return db::async_settle(c, owner, batch); });
   }
   async_outcome<std::int64_t> async_renew(std::span<const std::int64_t> ids, std::span<const std::string> tokens,
                                           std::chrono::seconds lease) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_renew(*conn_, ids, tokens, lease));
+    co_return co_await call([&](connection& c) { return db::async_renew(c, ids, tokens, lease); });
   }
   async_outcome<std::vector<std::int64_t>> async_release_orphans(std::string owner,
                                                                  std::span<const std::string> held) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_release_orphans(*conn_, owner, held));
+    co_return co_await call([&](connection& c) { return db::async_release_orphans(c, owner, held); });
   }
   async_outcome<std::vector<swept_row>> async_sweep(const sweep_request& req) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_sweep(*conn_, req));
+    co_return co_await call([&](connection& c) { return db::async_sweep(c, req); });
   }
   async_outcome<std::optional<std::chrono::milliseconds>> async_next_due(std::span<const std::string> skip) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_next_due(*conn_, skip));
+    co_return co_await call([&](connection& c) { return db::async_next_due(c, skip); });
   }
   async_outcome<void> async_record_policies(std::string owner, std::span<const destination_policy> policies) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_record_policies(*conn_, owner, policies));
+    co_return co_await call([&](connection& c) { return db::async_record_policies(c, owner, policies); });
   }
 
   async_outcome<std::vector<destination_pause>> async_list_pauses() override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await async_try(db::async_list_pauses(*conn_)));
+    co_return co_await call([&](connection& c) { return async_try(db::async_list_pauses(c)); });
   }
   async_outcome<std::vector<resume_request>> async_resume_requests(std::string& since) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_resume_requests(*conn_, since));
+    co_return co_await call([&](connection& c) { return db::async_resume_requests(c, since); });
   }
   async_outcome<queue_gauges> async_queue_gauges(std::vector<std::string> paused) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await async_try(db::async_queue_gauges(*conn_, paused)));
+    co_return co_await call([&](connection& c) { return async_try(db::async_queue_gauges(c, paused)); });
   }
   async_outcome<std::vector<destination_lag>> async_delivery_lag() override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_delivery_lag(*conn_));
+    co_return co_await call([&](connection& c) { return db::async_delivery_lag(c); });
   }
   async_outcome<void> async_beat(const heartbeat& beat) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_beat(*conn_, beat));
+    co_return co_await call([&](connection& c) { return db::async_beat(c, beat); });
   }
   async_outcome<void> async_goodbye(std::string instance) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_goodbye(*conn_, instance));
+    co_return co_await call([&](connection& c) { return db::async_goodbye(c, instance); });
   }
   async_outcome<nlohmann::json> async_fleet() override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await async_try(db::async_fleet(*conn_)));
+    co_return co_await call([&](connection& c) { return async_try(db::async_fleet(c)); });
   }
 
   async_outcome<std::string> async_wake_mode() override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await async_try(db::async_wake_mode(*conn_)));
+    co_return co_await call([&](connection& c) { return async_try(db::async_wake_mode(c)); });
   }
   async_outcome<void> async_publish_awake(std::string instance, std::chrono::milliseconds ttl) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await async_try(db::async_publish_awake(*conn_, instance, ttl)));
+    co_return co_await call([&](connection& c) { return async_try(db::async_publish_awake(c, instance, ttl)); });
   }
   async_outcome<void> async_publish_asleep(std::string instance) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await async_try(db::async_publish_asleep(*conn_, instance)));
+    co_return co_await call([&](connection& c) { return async_try(db::async_publish_asleep(c, instance)); });
   }
 
   async_outcome<std::vector<due_request>> async_take_due_requests(std::size_t limit,
                                                                   std::chrono::seconds hold_for) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_take_due_requests(*conn_, limit, hold_for));
+    co_return co_await call([&](connection& c) { return db::async_take_due_requests(c, limit, hold_for); });
   }
   async_outcome<std::int64_t> async_record_request_check(const request_check& check) override {
-    if (!connected()) co_return not_connected();
-    co_return signalled(co_await db::async_record_request_check(*conn_, check));
+    co_return co_await call([&](connection& c) { return db::async_record_request_check(c, check); });
   }
 
  private:

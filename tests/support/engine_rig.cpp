@@ -67,13 +67,9 @@ void engine_rig::stop() {
 }
 
 std::int64_t engine_rig::enqueue(std::int64_t lead, const std::string& event, const std::string& payload,
-                                 const std::string& destination) {
-  (void)store.enqueue(lead, "webhook", event, payload, destination);
-  for (const auto id : store.ids()) {
-    const auto& r = store.row(id);
-    if (r.lead_project_id == lead && r.event_name == event && r.provider == "webhook") return id;
-  }
-  return 0;
+                                 const std::string& destination, const std::string& provider) {
+  if (!store.enqueue(lead, provider, event, payload, destination)) return 0;
+  return store.ids().back();  // ids grow with each insert
 }
 
 bool engine_rig::run_until(const std::function<bool()>& done, std::chrono::seconds limit) {

@@ -74,9 +74,9 @@ class engine_rig {
   void stop();
   [[nodiscard]] bool running() const { return running_; }
 
-  // Enqueues as the CRM does; returns the row id.
+  // Enqueues as the CRM does; returns the row id (0 when the row existed already).
   std::int64_t enqueue(std::int64_t lead, const std::string& event = "Lead", const std::string& payload = "{}",
-                       const std::string& destination = "default");
+                       const std::string& destination = "default", const std::string& provider = "webhook");
   [[nodiscard]] const memory_row& row(std::int64_t id) { return store.row(id); }
   // Moves virtual time to each timer in turn until `done` holds or `limit` of virtual time passed.
   bool run_until(const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(120));

@@ -18,7 +18,7 @@ namespace asio = boost::asio;
 // One role's connection: open from a connect until the store breaks its connections.
 class memory_session final : public db::store_session {
  public:
-  memory_session(memory_store& store, std::string role) : s_(store), role_(std::move(role)) {}
+  explicit memory_session(memory_store& store) : s_(store) {}
 
   db::async_outcome<void> async_connect() override {
     co_await hop();
@@ -151,17 +151,14 @@ class memory_session final : public db::store_session {
   }
 
   memory_store& s_;
-  std::string role_;
   std::optional<std::uint64_t> epoch_;
 };
 
 // Notifications as the trigger sends them: one per enqueue that inserted.
 class memory_listener final : public db::store_listener {
  public:
-  memory_listener(memory_store& store, std::vector<db::listener::handler>& handlers, db::listener::handler on_event)
-      : handlers_(handlers), on_event_(std::move(on_event)) {
-    (void)store;
-  }
+  memory_listener(std::vector<db::listener::handler>& handlers, db::listener::handler on_event)
+      : handlers_(handlers), on_event_(std::move(on_event)) {}
   asio::awaitable<void> async_run() override {
     asio::steady_timer parked(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
     parked_ = &parked;
@@ -310,14 +307,14 @@ int memory_store::calls(const std::string& op) const {
   return it == calls_.end() ? 0 : it->second;
 }
 
-std::unique_ptr<db::store_session> memory_store::open_session(const std::string& role) {
-  return std::make_unique<memory_session>(*this, role);
+std::unique_ptr<db::store_session> memory_store::open_session(const std::string& /*role*/) {
+  return std::make_unique<memory_session>(*this);
 }
 
 std::unique_ptr<db::store_listener> memory_store::make_listener(const std::string& /*channel*/,
                                                                 std::chrono::seconds /*heartbeat*/,
                                                                 db::listener::handler on_event) {
-  return std::make_unique<memory_listener>(*this, listeners_, std::move(on_event));
+  return std::make_unique<memory_listener>(listeners_, std::move(on_event));
 }
 
 }  // namespace outbox::test

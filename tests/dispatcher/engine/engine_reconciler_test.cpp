@@ -53,10 +53,8 @@ TEST_CASE("engine reconciler: a processing request is read 30 min after acceptan
     return std::nullopt;
   };
   rig.start();
-  const auto id = rig.store.enqueue(1, "google_data_manager", "Purchase",
-                                    R"({"event_time": "2027-01-15T07:00:00Z", "gclid": "G-1"})")
-                      ? rig.store.ids().back()
-                      : 0;
+  const auto id = rig.enqueue(1, "Purchase", R"({"event_time": "2027-01-15T07:00:00Z", "gclid": "G-1"})", "default",
+                              "google_data_manager");
   REQUIRE(rig.run_until_state(id, "sent"));
   const auto accepted = rig.clock.steady_now();
   REQUIRE(rig.run_until([&] { return rig.store.request_status("req-1").first == "SUCCESS"; },
