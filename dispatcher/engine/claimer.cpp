@@ -23,13 +23,19 @@ constexpr auto claim_gather = 5ms;
 
 }  // namespace
 
-claimer::claimer(engine_context& ctx, claimer_options options, db::delivery_store& store, sender& send)
-    : ctx_(ctx),
+claimer::claimer(engine_runtime rt, claimer_options options, db::delivery_store& store,
+                 destination_registry& destinations, const in_flight_table& in_flight, const std::string& instance_id,
+                 const bool& stopping, sender& send)
+    : rt_(rt),
       options_(options),
+      destinations_(destinations),
+      in_flight_(in_flight),
+      instance_id_(instance_id),
+      stopping_(stopping),
       sender_(send),
-      link_(ctx, store, "claim"),
+      link_(rt, store, "claim"),
       wake_signal_(options_.adaptive),
-      timer_(ctx.ex, ctx.clock) {}
+      timer_(rt.ex, rt.clock) {}
 
 void claimer::wake() {
   wake_pending_ = true;
@@ -43,12 +49,12 @@ void claimer::capacity_freed() {
 void claimer::set_adaptive(bool adaptive, const std::string& mode) {
   if (!options_.listens) return;  // a poll-only dispatcher never claims to be awake
   if (adaptive == wake_signal_.enabled()) return;
-  ctx_.log.info("database wake mode", {{"mode", mode}});
+  rt_.log.info("database wake mode", {{"mode", mode}});
   wake_signal_.set_enabled(adaptive);
 }
 
 asio::awaitable<void> claimer::async_idle(steady::duration max_wait, steady::duration floor) {
-  if (!wake_pending_ && !ctx_.stopping) {
+  if (!wake_pending_ && !stopping_) {
     timer_.expires_after(std::max<steady::duration>(max_wait, floor));
     (void)co_await timer_.async_wait();
   }
@@ -63,8 +69,8 @@ asio::awaitable<void> claimer::async_wait_for_capacity(steady::duration max_wait
 
 std::vector<std::string> claimer::skipped_destinations() const {
   std::vector<std::string> keys;
-  const auto now = ctx_.clock.system_now();
-  ctx_.destinations.for_each([&](const destination& d) {
+  const auto now = rt_.clock.system_now();
+  destinations_.for_each([&](const destination& d) {
     if (d.gate.paused(now)) keys.push_back(d.key());
   });
   return keys;
@@ -72,8 +78,8 @@ std::vector<std::string> claimer::skipped_destinations() const {
 
 std::optional<steady::duration> claimer::until_a_pause_ends() const {
   std::optional<steady::duration> soonest;
-  const auto now = ctx_.clock.system_now();
-  ctx_.destinations.for_each([&](const destination& d) {
+  const auto now = rt_.clock.system_now();
+  destinations_.for_each([&](const destination& d) {
     if (const auto at = d.gate.reopens_at()) {
       const auto left = std::max<steady::duration>(steady::duration::zero(), *at - now);
       if (!soonest || left < *soonest) soonest = left;
@@ -84,7 +90,7 @@ std::optional<steady::duration> claimer::until_a_pause_ends() const {
 
 db::claim_request claimer::request(std::size_t limit) const {
   db::claim_request req;
-  req.owner = ctx_.instance_id;
+  req.owner = instance_id_;
   req.token = random_uuid();
   req.lease = options_.lease;
   req.limit = static_cast<int>(limit);
@@ -94,8 +100,8 @@ db::claim_request claimer::request(std::size_t limit) const {
 
 asio::awaitable<void> claimer::async_run() {
   const auto max_in_flight = static_cast<std::size_t>(options_.max_in_flight);
-  while (!ctx_.stopping) {
-    std::size_t capacity = ctx_.in_flight.size() < max_in_flight ? max_in_flight - ctx_.in_flight.size() : 0;
+  while (!stopping_) {
+    std::size_t capacity = in_flight_.size() < max_in_flight ? max_in_flight - in_flight_.size() : 0;
     if (capacity == 0) {
       co_await async_wait_for_capacity(options_.poll_interval, min_idle);  // the settler wakes us
       continue;
@@ -117,7 +123,7 @@ asio::awaitable<void> claimer::async_run() {
       co_await async_idle(db_retry_delay, db_retry_delay);
       continue;
     }
-    co_await async_publish(wake_signal_.after_claim(ctx_.clock.steady_now(), *found));
+    co_await async_publish(wake_signal_.after_claim(rt_.clock.steady_now(), *found));
     if (full) continue;  // more may be due right now
     if (link_.connected()) co_await async_wait_next();
   }
@@ -129,11 +135,11 @@ asio::awaitable<void> claimer::async_run() {
 // draining at the in-flight limit, and for claim_gather at most.
 asio::awaitable<bool> claimer::async_gather_capacity(std::size_t capacity) {
   const auto batch = static_cast<std::size_t>(std::min(options_.claim_batch, options_.max_in_flight));
-  if (!last_claim_full_ || capacity * 4 >= batch || ctx_.in_flight.size() == 0 || ctx_.stopping) {
+  if (!last_claim_full_ || capacity * 4 >= batch || in_flight_.size() == 0 || stopping_) {
     gather_until_.reset();
     co_return false;
   }
-  const auto now = ctx_.clock.steady_now();
+  const auto now = rt_.clock.steady_now();
   if (!gather_until_) gather_until_ = now + claim_gather;
   if (now >= *gather_until_) {
     gather_until_.reset();
@@ -154,26 +160,26 @@ asio::awaitable<bool> claimer::async_release_orphans(db::store_session& conn) {
     orphans_checked_generation_ = link_.generation();
     co_return true;
   }
-  const auto held = ctx_.in_flight.tokens();
-  const auto released = co_await conn.async_release_orphans(ctx_.instance_id, held);
+  const auto held = in_flight_.tokens();
+  const auto released = co_await conn.async_release_orphans(instance_id_, held);
   if (!released) {
-    ++ctx_.metrics.db_errors;
-    ctx_.log.warn("could not release rows of lost claims; retrying", {{"error", released.error().what()}});
+    ++rt_.metrics.db_errors;
+    rt_.log.warn("could not release rows of lost claims; retrying", {{"error", released.error().what()}});
     co_return false;
   }
   orphans_checked_generation_ = link_.generation();
   if (!released->empty()) {
-    ctx_.metrics.orphans_released += released->size();
-    ctx_.log.warn("released rows of claims whose answer was lost with the connection", {{"rows", released->size()}});
+    rt_.metrics.orphans_released += released->size();
+    rt_.log.warn("released rows of claims whose answer was lost with the connection", {{"rows", released->size()}});
   }
   co_return true;
 }
 
 // One row alone for each destination whose automatic pause has ended.
 asio::awaitable<bool> claimer::async_probe(db::store_session& conn, std::size_t& capacity) {
-  const auto now = ctx_.clock.system_now();
+  const auto now = rt_.clock.system_now();
   std::vector<destination*> due;
-  ctx_.destinations.for_each([&](destination& d) {
+  destinations_.for_each([&](destination& d) {
     if (d.gate.probe_due(now)) due.push_back(&d);
   });
   for (destination* d : due) {
@@ -182,8 +188,8 @@ asio::awaitable<bool> claimer::async_probe(db::store_session& conn, std::size_t&
     req.only_destination = d->key();
     auto rows = co_await conn.async_claim(req);
     if (!rows) {
-      ++ctx_.metrics.db_errors;
-      ctx_.log.warn("probe claim failed; retrying", {{"error", rows.error().what()}});
+      ++rt_.metrics.db_errors;
+      rt_.log.warn("probe claim failed; retrying", {{"error", rows.error().what()}});
       co_return false;
     }
     if (rows->empty()) {
@@ -192,7 +198,7 @@ asio::awaitable<bool> claimer::async_probe(db::store_session& conn, std::size_t&
     }
     d->gate.probe_started();
     --capacity;
-    ctx_.log.info("pause over; probing the destination with one row",
+    rt_.log.info("pause over; probing the destination with one row",
                   {{"provider", d->provider_kind}, {"destination", d->name}});
     sender_.dispatch(std::move(*rows), true);
   }
@@ -204,23 +210,23 @@ asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::store_sessi
                                                                  bool& full) {
   auto req = request(std::min<std::size_t>(static_cast<std::size_t>(options_.claim_batch), capacity));
   req.skip_destinations = skipped_destinations();
-  const auto t0 = ctx_.clock.steady_now();
+  const auto t0 = rt_.clock.steady_now();
   auto found_batch = co_await conn.async_claim_batch(req);
-  ctx_.metrics.database_up = found_batch.has_value();
+  rt_.metrics.database_up = found_batch.has_value();
   next_due_.reset();
   if (!found_batch) {
     // The claim may have committed: its rows are released after the reconnect.
-    ++ctx_.metrics.db_errors;
-    ctx_.log.warn("claim failed; retrying", {{"error", found_batch.error().what()}});
+    ++rt_.metrics.db_errors;
+    rt_.log.warn("claim failed; retrying", {{"error", found_batch.error().what()}});
     co_return std::nullopt;
   }
   next_due_ = found_batch->next_due;
   auto& rows = found_batch->rows;
-  ctx_.metrics.claim_seconds.observe(std::chrono::duration<double>(ctx_.clock.steady_now() - t0).count());
+  rt_.metrics.claim_seconds.observe(std::chrono::duration<double>(rt_.clock.steady_now() - t0).count());
   full = static_cast<int>(rows.size()) == req.limit;
   const std::size_t found = rows.size();
   if (!req.skip_destinations.empty()) {
-    ctx_.log.debug("claim skipped paused destinations",
+    rt_.log.debug("claim skipped paused destinations",
                    {{"destinations", req.skip_destinations.size()}, {"rows", found}});
   }
   // Requests first: neither the wake-state write nor the next-due query may delay them.
@@ -235,7 +241,7 @@ asio::awaitable<void> claimer::async_wait_next() {
   if (next_due_ && *next_due_ && **next_due_ < wait) wait = **next_due_ + 1ms;
   if (const auto reopen = until_a_pause_ends(); reopen && *reopen < wait) wait = *reopen + 1ms;
   steady::duration floor = min_idle;
-  if (const auto adaptive = wake_signal_.max_idle(ctx_.clock.steady_now())) {
+  if (const auto adaptive = wake_signal_.max_idle(rt_.clock.steady_now())) {
     // Awake (no notification will come) or handing over to notifications:
     // its cadence also replaces the anti-spin floor, which would be 20 ms.
     wait = std::min(wait, *adaptive);
@@ -251,23 +257,23 @@ asio::awaitable<void> claimer::async_publish(adaptive_wake::action a) {
   const bool awake = a == adaptive_wake::action::publish_awake;
   db::outcome<void> done;
   if (awake) {
-    done = co_await conn->async_publish_awake(ctx_.instance_id, options_.adaptive.ttl);
+    done = co_await conn->async_publish_awake(instance_id_, options_.adaptive.ttl);
   } else {
-    done = co_await conn->async_publish_asleep(ctx_.instance_id);
+    done = co_await conn->async_publish_asleep(instance_id_);
   }
   if (!done) {
     // Not published: stay as we were; the next claim decides again. Failing to
     // go awake is the safe side (the trigger keeps notifying).
-    ++ctx_.metrics.db_errors;
-    ctx_.log.warn("could not publish the wake state", {{"awake", awake}, {"error", done.error().what()}});
+    ++rt_.metrics.db_errors;
+    rt_.log.warn("could not publish the wake state", {{"awake", awake}, {"error", done.error().what()}});
     co_return;
   }
   const bool was_awake = wake_signal_.awake();
-  wake_signal_.published(a, ctx_.clock.steady_now());
-  ctx_.metrics.wake_awake = wake_signal_.awake();
+  wake_signal_.published(a, rt_.clock.steady_now());
+  rt_.metrics.wake_awake = wake_signal_.awake();
   if (was_awake == awake) co_return;  // a refresh
-  ++(awake ? ctx_.metrics.wake_awake_transitions : ctx_.metrics.wake_asleep_transitions);
-  ctx_.log.debug(awake ? "draining: marked awake, inserts stop notifying" : "idle: marked asleep, inserts notify again",
+  ++(awake ? rt_.metrics.wake_awake_transitions : rt_.metrics.wake_asleep_transitions);
+  rt_.log.debug(awake ? "draining: marked awake, inserts stop notifying" : "idle: marked asleep, inserts notify again",
                  {});
 }
 

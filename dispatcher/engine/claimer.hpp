@@ -17,7 +17,9 @@
 #include "dispatcher/engine/adaptive_wake.hpp"
 #include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
-#include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/destinations.hpp"
+#include "dispatcher/engine/engine_runtime.hpp"
+#include "dispatcher/engine/in_flight.hpp"
 #include "dispatcher/engine/part_options.hpp"
 #include "dispatcher/engine/sender.hpp"
 
@@ -25,7 +27,9 @@ namespace outbox {
 
 class claimer {
  public:
-  claimer(engine_context& ctx, claimer_options options, db::delivery_store& store, sender& send);
+  // `stopping` turns true when the engine stops (no claim after that).
+  claimer(engine_runtime rt, claimer_options options, db::delivery_store& store, destination_registry& destinations,
+          const in_flight_table& in_flight, const std::string& instance_id, const bool& stopping, sender& send);
 
   // Runs until the engine stops; withdraws an awake mark on the way out.
   boost::asio::awaitable<void> async_run();
@@ -54,8 +58,12 @@ class claimer {
   [[nodiscard]] db::claim_request request(std::size_t limit) const;
   [[nodiscard]] std::optional<std::chrono::steady_clock::duration> until_a_pause_ends() const;
 
-  engine_context& ctx_;
+  engine_runtime rt_;
   const claimer_options options_;
+  destination_registry& destinations_;
+  const in_flight_table& in_flight_;
+  const std::string& instance_id_;
+  const bool& stopping_;
   sender& sender_;
   db_link link_;
   adaptive_wake wake_signal_;

@@ -10,13 +10,13 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "db/store_port.hpp"
-#include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/engine_runtime.hpp"
 
 namespace outbox {
 
 class db_link {
  public:
-  db_link(engine_context& ctx, db::delivery_store& store, std::string role);
+  db_link(engine_runtime rt, db::delivery_store& store, std::string role);
 
   // The connected session, connecting first if needed; nullptr when the connect failed.
   [[nodiscard]] boost::asio::awaitable<db::store_session*> async_get();
@@ -28,7 +28,7 @@ class db_link {
   [[nodiscard]] const std::string& role() const noexcept { return role_; }
 
  private:
-  engine_context& ctx_;
+  engine_runtime rt_;
   std::string role_;
   std::unique_ptr<db::store_session> session_;
   std::uint64_t generation_ = 0;

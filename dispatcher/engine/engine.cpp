@@ -34,21 +34,24 @@ engine::engine(asio::any_io_executor ex, const config& cfg, logger& log, engine_
     : own_store_(ports.store ? nullptr : std::make_unique<db::pg_store>(ex, db::pg_store_options{cfg.database_url})),
       store_(ports.store ? *ports.store : *own_store_),
       cfg_(cfg),
-      ctx_(ex, cfg, log, make_instance_id(cfg.instance_name.value_or("")), ports.clock ? *ports.clock : real_clock()),
+      rt_{ex, ports.clock ? *ports.clock : real_clock(), log, metrics_},
+      instance_id_(make_instance_id(cfg.instance_name.value_or(""))),
+      destinations_(ex, cfg, rt_.clock.system_now(), rt_.clock.steady_now()),
       own_http_(ports.http ? nullptr : std::make_unique<providers::https_client>(ex, http_options(cfg))),
-      settler_(ctx_, settler_options_from(cfg), store_),
-      sender_(ctx_, sender_options_from(cfg), settler_, ports.http ? *ports.http : *own_http_),
-      claimer_(ctx_, claimer_options_from(cfg), store_, sender_),
-      maintenance_(ctx_, maintenance_options_from(cfg), store_, claimer_),
-      reconciler_(ctx_, reconciler_options_from(cfg), store_, ports.http),
-      drain_timer_(ex, ctx_.clock) {
+      settler_(rt_, settler_options_from(cfg), store_, destinations_, in_flight_, instance_id_,
+               claimer_signals{[this] { claimer_.wake(); }, [this] { claimer_.capacity_freed(); }}),
+      sender_(rt_, sender_options_from(cfg), destinations_, in_flight_, stopping_, [this] { claimer_.wake(); }, settler_,
+              ports.http ? *ports.http : *own_http_),
+      claimer_(rt_, claimer_options_from(cfg), store_, destinations_, in_flight_, instance_id_, stopping_, sender_),
+      maintenance_(rt_, maintenance_options_from(cfg), store_, destinations_, in_flight_, instance_id_, stopping_,
+                   claimer_),
+      reconciler_(rt_, reconciler_options_from(cfg), store_, destinations_, ports.http),
+      drain_timer_(ex, rt_.clock) {
   if (auto* pg = dynamic_cast<db::pg_store*>(&store_)) {
-    pg->set_claims_skip_flush_wait(claims_may_skip_flush_wait(cfg, ctx_.destinations));
+    pg->set_claims_skip_flush_wait(claims_may_skip_flush_wait(cfg, destinations_));
   }
-  ctx_.wake_claimer = [this] { claimer_.wake(); };
-  ctx_.capacity_freed = [this] { claimer_.capacity_freed(); };
   sender_.on_task_done = [this] {
-    if (ctx_.stopping) drain_timer_.cancel();
+    if (stopping_) drain_timer_.cancel();
   };
 }
 
@@ -56,7 +59,7 @@ engine::~engine() = default;
 
 void engine::start(const char* what, asio::awaitable<void> task, bool* finished) {
   ++background_running_;
-  asio::co_spawn(ctx_.ex, std::move(task), task_guard(ctx_.log, what, [this, finished] {
+  asio::co_spawn(rt_.ex, std::move(task), task_guard(rt_.log, what, [this, finished] {
                    --background_running_;
                    if (finished) *finished = true;
                    drain_timer_.cancel();
@@ -64,10 +67,10 @@ void engine::start(const char* what, asio::awaitable<void> task, bool* finished)
 }
 
 void engine::request_stop() {
-  if (ctx_.stopping) return;
-  ctx_.stopping = true;
-  ctx_.log.info("stop requested: no new claims; finishing requests in flight",
-                {{"in_flight", ctx_.in_flight.size()}, {"grace_seconds", cfg_.shutdown_grace.count()}});
+  if (stopping_) return;
+  stopping_ = true;
+  rt_.log.info("stop requested: no new claims; finishing requests in flight",
+                {{"in_flight", in_flight_.size()}, {"grace_seconds", cfg_.shutdown_grace.count()}});
   if (listener_) listener_->stop();
   sender_.stop();
   claimer_.wake();
@@ -76,7 +79,7 @@ void engine::request_stop() {
 void engine::on_listener_event(const db::listener_event& e) {
   switch (e.type) {
     case db::listener_event::kind::notification:
-      ++ctx_.metrics.notifications;
+      ++rt_.metrics.notifications;
       if (maintenance_.any_on_call_pause() || e.detail == db::pauses_changed_payload) {
         // Maybe `dispatcher resume`: re-read pauses first, or the claim would skip
         // the just-released destination. The reload wakes the claimer.
@@ -87,30 +90,30 @@ void engine::on_listener_event(const db::listener_event& e) {
       break;
     case db::listener_event::kind::listening:
       // Notifications sent while we were away are lost: catch up with a claim now.
-      if (e.reconnected) ++ctx_.metrics.listener_reconnects;
-      ctx_.log.info(e.reconnected ? "listener reconnected; catching up" : "listening for new rows",
+      if (e.reconnected) ++rt_.metrics.listener_reconnects;
+      rt_.log.info(e.reconnected ? "listener reconnected; catching up" : "listening for new rows",
                     {{"channel", cfg_.notify_channel}});
       claimer_.wake();
       break;
     case db::listener_event::kind::lost:
-      ctx_.log.warn("listener connection lost; reconnecting (polling continues)", {{"error", e.detail}});
+      rt_.log.warn("listener connection lost; reconnecting (polling continues)", {{"error", e.detail}});
       break;
   }
 }
 
 asio::awaitable<void> engine::async_run() {
   const auto& cfg = cfg_;
-  ctx_.log.info("dispatcher starting", {{"instance", ctx_.instance_id},
+  rt_.log.info("dispatcher starting", {{"instance", instance_id_},
                                         {"wake_mode", cfg.wake == wake_mode::listen ? "listen" : "poll"},
-                                        {"destinations", ctx_.destinations.size()},
+                                        {"destinations", destinations_.size()},
                                         {"lease_seconds", cfg.lease.count()},
                                         {"claim_batch", cfg.claim_batch},
                                         {"max_in_flight", cfg.max_in_flight}});
-  for (const auto& w : cfg.warnings) ctx_.log.warn("configuration", {{"warning", w}});
-  ctx_.destinations.for_each([&](const destination& d) {
-    const auto now = ctx_.clock.system_now();
+  for (const auto& w : cfg.warnings) rt_.log.warn("configuration", {{"warning", w}});
+  destinations_.for_each([&](const destination& d) {
+    const auto now = rt_.clock.system_now();
     if (auto w = providers::api_sunset_warning(d.provider_kind, d.provider->api_version(), now)) {
-      ctx_.log.warn("API version near its sunset", {{"destination", d.key()}, {"warning", *w}});
+      rt_.log.warn("API version near its sunset", {{"destination", d.key()}, {"warning", *w}});
     }
   });
   if (cfg.wake == wake_mode::listen) {
@@ -121,19 +124,19 @@ asio::awaitable<void> engine::async_run() {
   start("settler", settler_.async_run(), &settler_finished_);
   co_await maintenance_.async_prepare();  // before the first claim, so a paused destination gets nothing
   start("maintenance", maintenance_.async_run());
-  if (reconciler::needed(ctx_.destinations)) start("reconciler", reconciler_.async_run());
+  if (reconciler::needed(destinations_)) start("reconciler", reconciler_.async_run());
   co_await claimer_.async_run();
   reconciler_.stop();
   co_await async_drain();
-  ctx_.log.info("dispatcher stopped", {{"delivered", ctx_.metrics.total("delivered")},
-                                       {"retried", ctx_.metrics.total("retry")},
-                                       {"dead", ctx_.metrics.total("dead") + ctx_.metrics.total("rejected")},
-                                       {"lease_lost", ctx_.metrics.lease_lost},
-                                       {"left_in_flight", ctx_.in_flight.size()}});
+  rt_.log.info("dispatcher stopped", {{"delivered", rt_.metrics.total("delivered")},
+                                       {"retried", rt_.metrics.total("retry")},
+                                       {"dead", rt_.metrics.total("dead") + rt_.metrics.total("rejected")},
+                                       {"lease_lost", rt_.metrics.lease_lost},
+                                       {"left_in_flight", in_flight_.size()}});
 }
 
 asio::awaitable<void> engine::async_wait_until(bool (engine::*done)() const, steady::time_point deadline) {
-  while (!(this->*done)() && ctx_.clock.steady_now() < deadline) {
+  while (!(this->*done)() && rt_.clock.steady_now() < deadline) {
     drain_timer_.expires_at(deadline);
     (void)co_await drain_timer_.async_wait();
   }
@@ -143,12 +146,12 @@ asio::awaitable<void> engine::async_wait_until(bool (engine::*done)() const, ste
 // what is still running is settled (held on hold destinations), the outcomes
 // are recorded, and the maintenance loop stops last.
 asio::awaitable<void> engine::async_drain() {
-  co_await async_wait_until(&engine::sends_done, ctx_.clock.steady_now() + cfg_.shutdown_grace);
+  co_await async_wait_until(&engine::sends_done, rt_.clock.steady_now() + cfg_.shutdown_grace);
   sender_.abandon_running();
-  settler_.stop(ctx_.clock.steady_now() + settle_drain_limit);
-  co_await async_wait_until(&engine::settler_done, ctx_.clock.steady_now() + settle_drain_limit + 1s);
+  settler_.stop(rt_.clock.steady_now() + settle_drain_limit);
+  co_await async_wait_until(&engine::settler_done, rt_.clock.steady_now() + settle_drain_limit + 1s);
   maintenance_.stop();
-  co_await async_wait_until(&engine::tasks_done, ctx_.clock.steady_now() + settle_drain_limit + 5s);
+  co_await async_wait_until(&engine::tasks_done, rt_.clock.steady_now() + settle_drain_limit + 5s);
   sender_.close_idle();
 }
 
@@ -178,13 +181,13 @@ destination_view view_of(const destination_gate& gate, std::chrono::system_clock
 }  // namespace
 
 outbox::metrics engine::metrics_snapshot() const {
-  auto m = ctx_.metrics;
-  m.in_flight = static_cast<std::int64_t>(ctx_.in_flight.size());
+  auto m = rt_.metrics;
+  m.in_flight = static_cast<std::int64_t>(in_flight_.size());
   m.listener_up = listener_ && listener_->is_listening();
-  m.instance = ctx_.instance_id;
+  m.instance = instance_id_;
   m.process = read_process_stats();
-  const auto now = ctx_.clock.system_now();
-  ctx_.destinations.for_each([&](const destination& d) {
+  const auto now = rt_.clock.system_now();
+  destinations_.for_each([&](const destination& d) {
     const metrics::destination_key key{d.provider_kind, d.name};
     if (d.gate.paused(now)) m.paused.insert(key);
     auto& view = m.destinations[key] = view_of(d.gate, now);
@@ -199,7 +202,7 @@ outbox::metrics engine::metrics_snapshot() const {
 }
 
 std::pair<bool, std::string> engine::readiness() const {
-  if (!ctx_.metrics.database_up) return {false, "the database is not reachable"};
+  if (!rt_.metrics.database_up) return {false, "the database is not reachable"};
   if (cfg_.wake == wake_mode::listen && !(listener_ && listener_->is_listening()))
     return {false, "the LISTEN connection is down (polling continues)"};
   return {true, {}};

@@ -20,7 +20,9 @@
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/engine/claimer.hpp"
 #include "dispatcher/engine/clock_timer.hpp"
-#include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/destinations.hpp"
+#include "dispatcher/engine/engine_runtime.hpp"
+#include "dispatcher/engine/in_flight.hpp"
 #include "dispatcher/engine/engine_ports.hpp"
 #include "dispatcher/engine/maintenance.hpp"
 #include "dispatcher/engine/reconciler.hpp"
@@ -53,8 +55,8 @@ class engine {
   [[nodiscard]] outbox::metrics metrics_snapshot() const;
   // Ready when the last database round trip worked and, in listen mode, LISTEN is up.
   [[nodiscard]] std::pair<bool, std::string> readiness() const;
-  [[nodiscard]] const std::string& instance_id() const noexcept { return ctx_.instance_id; }
-  [[nodiscard]] std::size_t in_flight() const noexcept { return ctx_.in_flight.size(); }
+  [[nodiscard]] const std::string& instance_id() const noexcept { return instance_id_; }
+  [[nodiscard]] std::size_t in_flight() const noexcept { return in_flight_.size(); }
 
  private:
   void on_listener_event(const db::listener_event& e);
@@ -69,7 +71,14 @@ class engine {
   std::unique_ptr<db::pg_store> own_store_;  // when no store was given
   db::delivery_store& store_;
   const config& cfg_;
-  engine_context ctx_;
+  // What the parts share (one loop thread, no locking): the runtime (loop,
+  // clock, log, metrics), the destinations and the rows in flight.
+  outbox::metrics metrics_;
+  engine_runtime rt_;
+  const std::string instance_id_;
+  destination_registry destinations_;
+  in_flight_table in_flight_;
+  bool stopping_ = false;
   std::unique_ptr<providers::https_client> own_http_;  // when no transport was given
   settler settler_;
   sender sender_;

@@ -19,13 +19,19 @@ constexpr auto retry_delay = 1s;  // after a failed round: leases must not lapse
 
 }  // namespace
 
-maintenance::maintenance(engine_context& ctx, maintenance_options options, db::delivery_store& store, claimer& claim)
-    : ctx_(ctx),
+maintenance::maintenance(engine_runtime rt, maintenance_options options, db::delivery_store& store,
+                         destination_registry& destinations, const in_flight_table& in_flight,
+                         const std::string& instance_id, const bool& stopping, claimer& claim)
+    : rt_(rt),
       options_(options),
+      destinations_(destinations),
+      in_flight_(in_flight),
+      instance_id_(instance_id),
+      stopping_(stopping),
       claimer_(claim),
-      link_(ctx, store, "maintenance"),
-      timer_(ctx.ex, ctx.clock),
-      started_at_(ctx.clock.system_now()) {}
+      link_(rt, store, "maintenance"),
+      timer_(rt.ex, rt.clock),
+      started_at_(rt.clock.system_now()) {}
 
 void maintenance::stop() {
   stop_ = true;
@@ -42,7 +48,7 @@ void maintenance::reload_pauses() {
 // must leave behind what a sweep from a bare shell needs (hold, not resend, a
 // Meta row), and `dispatcher pause NAME` must know the destination.
 asio::awaitable<void> maintenance::async_prepare() {
-  while (!policies_recorded_ && !ctx_.stopping && !stop_) {
+  while (!policies_recorded_ && !stopping_ && !stop_) {
     if (db::store_session* conn = co_await link_.async_get()) (void)co_await async_record_policies(*conn);
     if (policies_recorded_) break;
     timer_.expires_after(retry_delay);
@@ -58,7 +64,7 @@ asio::awaitable<void> maintenance::async_prepare() {
 
 asio::awaitable<void> maintenance::async_run() {
   const auto renew_every = std::chrono::duration_cast<steady::duration>(options_.lease) / 3;
-  auto next_sweep = ctx_.clock.steady_now() + options_.sweep_interval;
+  auto next_sweep = rt_.clock.steady_now() + options_.sweep_interval;
   bool retry = false;
   if (!stop_) {
     db::store_session* conn = co_await link_.async_get();
@@ -72,7 +78,7 @@ asio::awaitable<void> maintenance::async_run() {
       // would not wait at all (the maintenance connection retried about every
       // 2 ms, a log line each, through a whole outage). A retry waits its delay,
       // and while stopping no sweep is due.
-      const steady::duration until_sweep = ctx_.stopping ? renew_every : next_sweep - ctx_.clock.steady_now();
+      const steady::duration until_sweep = stopping_ ? renew_every : next_sweep - rt_.clock.steady_now();
       timer_.expires_after(retry ? retry_delay : std::min<steady::duration>(renew_every, until_sweep));
       (void)co_await timer_.async_wait();
     }
@@ -89,8 +95,8 @@ asio::awaitable<void> maintenance::async_run() {
     }
     if (ok) ok = co_await async_renew(*conn);
     if (ok && !policies_recorded_) ok = co_await async_record_policies(*conn);
-    if (ok && ctx_.clock.steady_now() >= next_sweep && !ctx_.stopping) {
-      next_sweep = ctx_.clock.steady_now() + options_.sweep_interval;
+    if (ok && rt_.clock.steady_now() >= next_sweep && !stopping_) {
+      next_sweep = rt_.clock.steady_now() + options_.sweep_interval;
       ok = co_await async_sweep(*conn);
       if (ok) ok = co_await async_load_pauses(*conn);
       if (ok) ok = co_await async_refresh(*conn);
@@ -101,35 +107,35 @@ asio::awaitable<void> maintenance::async_run() {
 }
 
 asio::awaitable<bool> maintenance::async_renew(db::store_session& conn) {
-  if (ctx_.in_flight.empty()) co_return true;
-  const auto [ids, tokens] = ctx_.in_flight.leases();
+  if (in_flight_.empty()) co_return true;
+  const auto [ids, tokens] = in_flight_.leases();
   const auto renewed = co_await conn.async_renew(ids, tokens, options_.lease);
   if (!renewed) {
-    ++ctx_.metrics.db_errors;
-    ctx_.log.warn("lease renewal failed; retrying in a second", {{"error", renewed.error().what()}});
+    ++rt_.metrics.db_errors;
+    rt_.log.warn("lease renewal failed; retrying in a second", {{"error", renewed.error().what()}});
     co_return false;
   }
-  ctx_.log.debug("leases renewed", {{"rows", *renewed}, {"held", ids.size()}});
+  rt_.log.debug("leases renewed", {{"rows", *renewed}, {"held", ids.size()}});
   co_return true;
 }
 
 asio::awaitable<bool> maintenance::async_sweep(db::store_session& conn) {
   db::sweep_request req;
   req.max_attempts = options_.max_attempts;
-  ctx_.destinations.for_each([&](const destination& d) {
+  destinations_.for_each([&](const destination& d) {
     if (d.provider->hold_reclaimed()) req.hold_destinations.push_back(d.key());
   });
   const auto swept = co_await conn.async_sweep(req);
   if (!swept) {
-    ++ctx_.metrics.db_errors;
-    ctx_.log.warn("sweep failed; retrying", {{"error", swept.error().what()}});
+    ++rt_.metrics.db_errors;
+    rt_.log.warn("sweep failed; retrying", {{"error", swept.error().what()}});
     co_return false;
   }
   if (!swept->empty()) {
-    ctx_.metrics.lease_expiries += swept->size();
+    rt_.metrics.lease_expiries += swept->size();
     nlohmann::json ids = nlohmann::json::array();
     for (const auto& r : *swept) ids.push_back(r.id);
-    ctx_.log.warn("sweeper reset expired leases", {{"rows", swept->size()}, {"row_ids", ids}});
+    rt_.log.warn("sweeper reset expired leases", {{"rows", swept->size()}, {"row_ids", ids}});
     claimer_.wake();
   }
   co_return true;
@@ -149,7 +155,7 @@ asio::awaitable<bool> maintenance::async_read_wake_mode(db::store_session& conn)
   if (!options_.listens) co_return true;
   const auto mode = co_await conn.async_wake_mode();
   if (!mode) {
-    ctx_.log.warn("could not read the wake mode; keeping the current one", {{"error", mode.error().what()}});
+    rt_.log.warn("could not read the wake mode; keeping the current one", {{"error", mode.error().what()}});
     co_return false;
   }
   claimer_.set_adaptive(*mode == "adaptive", *mode);
@@ -160,16 +166,16 @@ asio::awaitable<bool> maintenance::async_read_wake_mode(db::store_session& conn)
 asio::awaitable<bool> maintenance::async_read_gauges(db::store_session& conn) {
   const auto gauges = co_await conn.async_queue_gauges(claimer_.skipped_destinations());
   if (!gauges) co_return false;
-  ctx_.metrics.rows_by_state = gauges->rows_by_state;
-  ctx_.metrics.oldest_due_seconds = gauges->oldest_due_seconds;
+  rt_.metrics.rows_by_state = gauges->rows_by_state;
+  rt_.metrics.oldest_due_seconds = gauges->oldest_due_seconds;
   co_return co_await async_fleet_refresh(conn);
 }
 
 asio::awaitable<bool> maintenance::async_load_pauses(db::store_session& conn) {
   const auto pauses = co_await conn.async_list_pauses();
   if (!pauses) {
-    ++ctx_.metrics.db_errors;
-    ctx_.log.warn("could not read paused destinations; retrying", {{"error", pauses.error().what()}});
+    ++rt_.metrics.db_errors;
+    rt_.log.warn("could not read paused destinations; retrying", {{"error", pauses.error().what()}});
     co_return false;
   }
   apply_on_call_pauses(*pauses);
@@ -178,13 +184,13 @@ asio::awaitable<bool> maintenance::async_load_pauses(db::store_session& conn) {
 
 asio::awaitable<bool> maintenance::async_record_policies(db::store_session& conn) {
   std::vector<db::destination_policy> policies;
-  ctx_.destinations.for_each([&](const destination& d) {
+  destinations_.for_each([&](const destination& d) {
     policies.push_back({d.provider_kind, d.name, d.provider->hold_reclaimed(), options_.max_attempts});
   });
-  const auto done = co_await conn.async_record_policies(ctx_.instance_id, policies);
+  const auto done = co_await conn.async_record_policies(instance_id_, policies);
   if (!done) {
     // An older schema (before 0004) or a transient failure: the sweeper works without it.
-    ctx_.log.warn("could not record destination policies", {{"error", done.error().what()}});
+    rt_.log.warn("could not record destination policies", {{"error", done.error().what()}});
     policies_recorded_ = done.error().kind() == db::error_kind::sql;  // do not retry a schema problem forever
     co_return !done.error().connection_lost();
   }
@@ -194,18 +200,18 @@ asio::awaitable<bool> maintenance::async_record_policies(db::store_session& conn
 
 void maintenance::apply_on_call_pauses(const std::vector<db::destination_pause>& pauses) {
   any_on_call_pause_ = !pauses.empty();
-  ctx_.destinations.for_each([&](destination& d) {
+  destinations_.for_each([&](destination& d) {
     const auto it = std::find_if(pauses.begin(), pauses.end(), [&](const db::destination_pause& p) {
       return p.provider == d.provider_kind && p.destination == d.name;
     });
     if (it != pauses.end() && !d.gate.on_call_paused()) {
-      d.gate.manual_pause("paused by " + it->paused_by + ": " + it->reason, ctx_.clock.system_now());
-      ctx_.log.warn(
+      d.gate.manual_pause("paused by " + it->paused_by + ": " + it->reason, rt_.clock.system_now());
+      rt_.log.warn(
           "destination paused by on-call",
           {{"provider", d.provider_kind}, {"destination", d.name}, {"reason", it->reason}, {"by", it->paused_by}});
     } else if (it == pauses.end() && d.gate.on_call_paused()) {
       (void)d.gate.resume();
-      ctx_.log.info("destination resumed by on-call", {{"provider", d.provider_kind}, {"destination", d.name}});
+      rt_.log.info("destination resumed by on-call", {{"provider", d.provider_kind}, {"destination", d.name}});
       claimer_.wake();
     }
   });

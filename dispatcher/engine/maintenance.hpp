@@ -15,14 +15,18 @@
 #include "dispatcher/engine/claimer.hpp"
 #include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
-#include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/destinations.hpp"
+#include "dispatcher/engine/engine_runtime.hpp"
+#include "dispatcher/engine/in_flight.hpp"
 #include "dispatcher/engine/part_options.hpp"
 
 namespace outbox {
 
 class maintenance {
  public:
-  maintenance(engine_context& ctx, maintenance_options options, db::delivery_store& store, claimer& claim);
+  maintenance(engine_runtime rt, maintenance_options options, db::delivery_store& store,
+              destination_registry& destinations, const in_flight_table& in_flight, const std::string& instance_id,
+              const bool& stopping, claimer& claim);
 
   // Reads pauses and the wake mode once, before the first claim (a paused
   // destination must get nothing, not even one claim).
@@ -51,8 +55,12 @@ class maintenance {
   boost::asio::awaitable<void> async_read_fleet(db::store_session& conn);
   boost::asio::awaitable<void> async_goodbye();
 
-  engine_context& ctx_;
+  engine_runtime rt_;
   const maintenance_options options_;
+  destination_registry& destinations_;
+  const in_flight_table& in_flight_;
+  const std::string& instance_id_;
+  const bool& stopping_;
   claimer& claimer_;
   db_link link_;
   clock_timer timer_;

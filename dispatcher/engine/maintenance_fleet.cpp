@@ -41,19 +41,19 @@ asio::awaitable<bool> maintenance::async_apply_resume_requests(db::store_session
   if (!requests) {
     if (schema_before_fleet(requests.error())) {
       fleet_supported_ = false;  // a schema before 0006: nothing to read
-      ctx_.log.warn("no dispatcher heartbeat table (run `dispatcher migrate`)", {{"error", requests.error().what()}});
+      rt_.log.warn("no dispatcher heartbeat table (run `dispatcher migrate`)", {{"error", requests.error().what()}});
       co_return true;
     }
     co_return false;
   }
-  const auto now = ctx_.clock.system_now();
+  const auto now = rt_.clock.system_now();
   bool lifted = false;
   for (const auto& r : *requests) {
-    auto* d = ctx_.destinations.find(r.provider, r.destination);
+    auto* d = destinations_.find(r.provider, r.destination);
     if (d == nullptr || d->gate.manually_paused() || !d->gate.paused(now)) continue;
     (void)d->gate.resume();
     lifted = true;
-    ctx_.log.info("automatic pause lifted by on-call (retry now)",
+    rt_.log.info("automatic pause lifted by on-call (retry now)",
                   {{"provider", d->provider_kind}, {"destination", d->name}});
     claimer_.wake();
   }
@@ -65,20 +65,20 @@ asio::awaitable<bool> maintenance::async_apply_resume_requests(db::store_session
 asio::awaitable<bool> maintenance::async_fleet_refresh(db::store_session& conn) {
   const auto lags = co_await conn.async_delivery_lag();
   if (!lags) co_return false;
-  ctx_.metrics.delivery_lag_seconds.clear();
+  rt_.metrics.delivery_lag_seconds.clear();
   std::map<metrics::destination_key, std::int64_t> backlog;
-  ctx_.destinations.for_each([&](const destination& d) {
-    ctx_.metrics.delivery_lag_seconds[{d.provider_kind, d.name}] = 0;
+  destinations_.for_each([&](const destination& d) {
+    rt_.metrics.delivery_lag_seconds[{d.provider_kind, d.name}] = 0;
     backlog[{d.provider_kind, d.name}] = 0;
   });
   for (const auto& l : *lags) {
     // Only configured destinations: label values never come from CRM rows.
-    if (ctx_.destinations.find(l.provider, l.destination) != nullptr) {
-      ctx_.metrics.delivery_lag_seconds[{l.provider, l.destination}] = l.seconds;
+    if (destinations_.find(l.provider, l.destination) != nullptr) {
+      rt_.metrics.delivery_lag_seconds[{l.provider, l.destination}] = l.seconds;
       backlog[{l.provider, l.destination}] = l.rows;
     }
   }
-  ctx_.metrics.backlog_rows = std::move(backlog);
+  rt_.metrics.backlog_rows = std::move(backlog);
   const bool beat = co_await async_heartbeat(conn);
   if (beat && fleet_supported_) co_await async_read_fleet(conn);
   co_return beat;
@@ -102,16 +102,16 @@ asio::awaitable<void> maintenance::async_read_fleet(db::store_session& conn) {
     }
     members.push_back(std::move(m));
   }
-  ctx_.metrics.fleet = std::move(members);
+  rt_.metrics.fleet = std::move(members);
 }
 
 asio::awaitable<bool> maintenance::async_heartbeat(db::store_session& conn) {
   if (!fleet_supported_) co_return true;
-  const auto now = ctx_.clock.system_now();
+  const auto now = rt_.clock.system_now();
   db::heartbeat beat{
-      ctx_.instance_id,        version_line(),         host_name(), static_cast<int>(::getpid()), started_at_,
+      instance_id_,        version_line(),         host_name(), static_cast<int>(::getpid()), started_at_,
       options_.sweep_interval, nlohmann::json::array()};
-  ctx_.destinations.for_each([&](const destination& d) {
+  destinations_.for_each([&](const destination& d) {
     if (!d.gate.paused(now) || d.gate.manually_paused()) return;
     const auto until = d.gate.reopens_at();
     const auto since = d.gate.paused_since();
@@ -126,7 +126,7 @@ asio::awaitable<bool> maintenance::async_heartbeat(db::store_session& conn) {
     fleet_supported_ = false;
     co_return true;
   }
-  if (!done) ctx_.log.warn("heartbeat not recorded; trying again", {{"error", done.error().what()}});
+  if (!done) rt_.log.warn("heartbeat not recorded; trying again", {{"error", done.error().what()}});
   co_return done.has_value();
 }
 
@@ -136,8 +136,8 @@ asio::awaitable<void> maintenance::async_goodbye() {
   if (!fleet_supported_) co_return;
   db::store_session* conn = co_await link_.async_get();
   if (conn == nullptr) co_return;
-  const auto done = co_await conn->async_goodbye(ctx_.instance_id);
-  if (!done) ctx_.log.warn("could not remove this dispatcher's heartbeat", {{"error", done.error().what()}});
+  const auto done = co_await conn->async_goodbye(instance_id_);
+  if (!done) rt_.log.warn("could not remove this dispatcher's heartbeat", {{"error", done.error().what()}});
 }
 
 }  // namespace outbox

@@ -49,13 +49,14 @@ asio::awaitable<std::optional<std::int64_t>> async_record(db_link& link, db::sto
 
 }  // namespace
 
-reconciler::reconciler(engine_context& ctx, reconciler_options options, db::delivery_store& store,
-                       providers::http_transport* http)
-    : ctx_(ctx),
+reconciler::reconciler(engine_runtime rt, reconciler_options options, db::delivery_store& store,
+                       destination_registry& destinations, providers::http_transport* http)
+    : rt_(rt),
       options_(std::move(options)),
-      link_(ctx, store, "reconciler"),
+      link_(rt, store, "reconciler"),
+      destinations_(destinations),
       given_http_(http),
-      timer_(ctx.ex, ctx.clock) {}
+      timer_(rt.ex, rt.clock) {}
 
 bool reconciler::needed(const destination_registry& destinations) {
   bool any = false;
@@ -69,7 +70,7 @@ void reconciler::stop() {
 }
 
 asio::awaitable<void> reconciler::async_run() {
-  if (!given_http_ && !http_) http_.emplace(ctx_.ex, options_.http);
+  if (!given_http_ && !http_) http_.emplace(rt_.ex, options_.http);
   while (!stop_) {
     if (auto* conn = co_await link_.async_get()) co_await async_check_due(*conn);
     if (stop_) break;
@@ -82,7 +83,7 @@ asio::awaitable<void> reconciler::async_run() {
 asio::awaitable<void> reconciler::async_check_due(db::store_session& conn) {
   auto due = co_await conn.async_take_due_requests(checks_per_round, hold_while_checking);
   if (!due) {
-    ctx_.log.warn("could not read requests due for a status check", {{"error", due.error().what()}});
+    rt_.log.warn("could not read requests due for a status check", {{"error", due.error().what()}});
     if (!conn.connected()) link_.drop();
     co_return;
   }
@@ -90,7 +91,7 @@ asio::awaitable<void> reconciler::async_check_due(db::store_session& conn) {
   for (const auto& request : *due) {
     if (stop_) co_return;
     const auto check = co_await async_check(request);
-    const auto rows = co_await async_record(link_, current, check, ctx_.log);
+    const auto rows = co_await async_record(link_, current, check, rt_.log);
     if (!rows) co_return;  // the rest of the round comes due again after hold_while_checking
     note(check, *rows);
   }
@@ -100,7 +101,7 @@ asio::awaitable<void> reconciler::async_check_due(db::store_session& conn) {
 asio::awaitable<db::request_check> reconciler::async_check(const db::due_request& due) {
   db::request_check check{due.provider, due.destination, due.request_id, "", "", unreadable_retry};
   const bool too_old = std::chrono::seconds{due.age_seconds} >= give_up_after;
-  auto* dest = ctx_.destinations.find(due.provider, due.destination);
+  auto* dest = destinations_.find(due.provider, due.destination);
   std::optional<providers::http_request> request;
   if (dest) request = dest->provider->status_request(due.request_id);
   if (!request) {
@@ -119,7 +120,7 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
     co_return check;
   }
   if (dest->tokens) {
-    const auto token = co_await dest->tokens->async_token(transport(), ctx_.clock.steady_now());
+    const auto token = co_await dest->tokens->async_token(transport(), rt_.clock.steady_now());
     if (!token.ok()) {
       check.detail = "no access token for the status check: " + token.error;
       if (too_old) check.status = "UNKNOWN";
@@ -162,20 +163,20 @@ std::chrono::seconds reconciler::processing_interval(std::chrono::seconds delay,
 
 void reconciler::pause_scope(const std::string& scope, std::chrono::seconds retry_delay, std::chrono::seconds first) {
   auto& pause = quota_pauses_[scope];
-  const auto now = ctx_.clock.steady_now();
+  const auto now = rt_.clock.steady_now();
   const bool in_a_row = pause.last.count() > 0;
   const std::chrono::seconds backoff =
       in_a_row ? std::min<std::chrono::seconds>(pause.last * 2, longest_quota_pause) : std::max(first, 1s);
   pause.last = std::max(backoff, retry_delay);
   pause.until = std::max(pause.until, now + pause.last);
-  ctx_.log.warn(
+  rt_.log.warn(
       "status reads paused: the provider's quota is exhausted",
       {{"scope", scope}, {"pause_seconds", pause.last.count()}, {"retry_delay_seconds", retry_delay.count()}});
 }
 
 std::optional<std::chrono::seconds> reconciler::scope_paused(const std::string& scope) const {
   const auto it = quota_pauses_.find(scope);
-  const auto now = ctx_.clock.steady_now();
+  const auto now = rt_.clock.steady_now();
   if (it == quota_pauses_.end() || it->second.until <= now) return std::nullopt;
   return std::chrono::ceil<std::chrono::seconds>(it->second.until - now);
 }
@@ -188,14 +189,14 @@ void reconciler::note(const db::request_check& check, std::int64_t rows) {
                               {"rows", rows},
                               {"detail", check.detail}};
   if (check.status.empty() || check.status == "PROCESSING") {
-    ctx_.log.debug("request status not final yet", fields);
+    rt_.log.debug("request status not final yet", fields);
     return;
   }
-  ctx_.metrics.provider_statuses[{check.provider, check.destination, check.status}] += static_cast<std::uint64_t>(rows);
+  rt_.metrics.provider_statuses[{check.provider, check.destination, check.status}] += static_cast<std::uint64_t>(rows);
   if (check.status == "SUCCESS") {
-    ctx_.log.info("provider processed the request", fields);
+    rt_.log.info("provider processed the request", fields);
   } else {
-    ctx_.log.warn("provider did not process every event of the request", fields);
+    rt_.log.warn("provider did not process every event of the request", fields);
   }
 }
 

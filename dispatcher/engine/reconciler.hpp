@@ -16,7 +16,8 @@
 #include "db/request_status_store.hpp"
 #include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
-#include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/destinations.hpp"
+#include "dispatcher/engine/engine_runtime.hpp"
 #include "dispatcher/engine/part_options.hpp"
 #include "providers/http/https_client.hpp"
 
@@ -39,8 +40,8 @@ class reconciler {
   // The wait before the next read of a request read `reads` times before, still processing.
   [[nodiscard]] static std::chrono::seconds processing_interval(std::chrono::seconds delay, int reads);
 
-  reconciler(engine_context& ctx, reconciler_options options, db::delivery_store& store,
-             providers::http_transport* http);
+  reconciler(engine_runtime rt, reconciler_options options, db::delivery_store& store,
+             destination_registry& destinations, providers::http_transport* http);
 
   // True when some destination can report processing results.
   [[nodiscard]] static bool needed(const destination_registry& destinations);
@@ -63,9 +64,10 @@ class reconciler {
   void pause_scope(const std::string& scope, std::chrono::seconds retry_delay, std::chrono::seconds first);
   [[nodiscard]] std::optional<std::chrono::seconds> scope_paused(const std::string& scope) const;
 
-  engine_context& ctx_;
+  engine_runtime rt_;
   const reconciler_options options_;
   db_link link_;
+  destination_registry& destinations_;
   providers::http_transport* given_http_;  // an engine test's transport; else its own client, made when it runs
   // Made when the reconciler runs: its trust store costs 0.7 MB, and most
   // deployments have no destination to reconcile.

@@ -40,14 +40,24 @@ providers::preparation prepared_for(const destination& dest, const providers::ou
 
 }  // namespace
 
-sender::sender(engine_context& ctx, sender_options options, settler& settle, providers::http_transport& http)
-    : ctx_(ctx), options_(std::move(options)), settler_(settle), http_(http), random_(std::random_device{}()) {}
+sender::sender(engine_runtime rt, sender_options options, destination_registry& destinations, in_flight_table& in_flight,
+               const bool& stopping, std::function<void()> wake_claimer, settler& settle,
+               providers::http_transport& http)
+    : rt_(rt),
+      options_(std::move(options)),
+      destinations_(destinations),
+      in_flight_(in_flight),
+      stopping_(stopping),
+      wake_claimer_(std::move(wake_claimer)),
+      settler_(settle),
+      http_(http),
+      random_(std::random_device{}()) {}
 
 double sender::random01() { return std::uniform_real_distribution<double>(0.0, 1.0)(random_); }
 
 void sender::settle(db::settlement s) {
   metrics::destination_key labels{unknown_label, unknown_label};
-  if (auto* row = ctx_.in_flight.find(s.id)) {
+  if (auto* row = in_flight_.find(s.id)) {
     row->outcome_queued = true;
     labels = {row->provider, row->destination};
   }
@@ -55,7 +65,7 @@ void sender::settle(db::settlement s) {
 }
 
 void sender::stop() {
-  ctx_.destinations.abort_waiters();
+  destinations_.abort_waiters();
   for (auto* t : rate_waits_) t->cancel();
 }
 
@@ -67,7 +77,7 @@ std::string sender::unknown_destination_error(const db::claimed_row& row) const 
       "no destination '" + row.destination + "' is configured for provider '" + row.provider + "'";
   const std::string provider = providers::ascii_lowercase(row.provider);
   const std::string destination = providers::ascii_lowercase(row.destination);
-  if (ctx_.destinations.find(provider, destination) != nullptr) {
+  if (destinations_.find(provider, destination) != nullptr) {
     // Configured under its lower-case name: the row was written with capitals (an SQL call, not the Django app).
     return named + ": provider and destination names are case-sensitive, and '" + provider + "/" + destination +
            "' is configured; enqueue the row with those names";
@@ -78,22 +88,22 @@ std::string sender::unknown_destination_error(const db::claimed_row& row) const 
 }
 
 std::optional<db::settlement> sender::route(const db::claimed_row& row, bool probe, destination*& dest) {
-  const auto now = ctx_.clock.system_now();
+  const auto now = rt_.clock.system_now();
   const row_ticket ticket{row.id, row.lease_token, row.attempts, row.created_at};
-  dest = ctx_.destinations.find(row.provider, row.destination);
+  dest = destinations_.find(row.provider, row.destination);
   in_flight_row entry{ticket, dest ? row.provider : unknown_label, dest ? row.destination : unknown_label};
   entry.hold_on_doubt = dest && dest->provider->hold_reclaimed();
   entry.probe = probe;
-  if (!ctx_.in_flight.add(std::move(entry))) {
+  if (!in_flight_.add(std::move(entry))) {
     // Our own lease expired while the database was away and we claimed the row
     // again: the request (or outcome) already under way settles under the new lease.
-    ctx_.log.warn("re-claimed a row this process still has in flight; keeping its request", {{"row_id", row.id}});
+    rt_.log.warn("re-claimed a row this process still has in flight; keeping its request", {{"row_id", row.id}});
     dest = nullptr;
     return std::nullopt;
   }
   if (row.reclaimed) {
-    ++ctx_.metrics.reclaimed;
-    ctx_.log.warn(
+    ++rt_.metrics.reclaimed;
+    rt_.log.warn(
         "took over a row whose lease expired",
         {{"row_id", row.id}, {"provider", row.provider}, {"destination", row.destination}, {"attempt", row.attempts}});
   }
@@ -108,17 +118,17 @@ std::optional<db::settlement> sender::route(const db::claimed_row& row, bool pro
 }
 
 void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
-  const auto now = ctx_.clock.system_now();
+  const auto now = rt_.clock.system_now();
   std::map<destination*, std::vector<providers::outbound_event>> groups;
   for (auto& row : rows) {
-    ++ctx_.metrics.claimed;
+    ++rt_.metrics.claimed;
     destination* dest = nullptr;
     if (auto early = route(row, probe, dest)) {
       settle(std::move(*early));
       continue;
     }
     if (!dest) continue;  // re-claimed: already under way
-    const auto& ticket = ctx_.in_flight.find(row.id)->ticket;
+    const auto& ticket = in_flight_.find(row.id)->ticket;
     auto prepared = prepare_event(row, options_.max_payload_bytes,
                                   dest->provider->reads_payload() ? payload_use::parsed : payload_use::text_only);
     if (const auto* problem = std::get_if<std::string>(&prepared)) {
@@ -142,14 +152,14 @@ void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
       event.payload = nullptr;
       std::string{}.swap(event.payload_text);
     }
-    auto* entry = ctx_.in_flight.find(row.id);
+    auto* entry = in_flight_.find(row.id);
     entry->dropped = dropped_texts(check.dropped);
     entry->match_keys = std::move(check.match_keys);
     groups[dest].push_back(std::move(event));
   }
   if (probe) {
     for (const auto& row : rows) {
-      auto* dest = ctx_.destinations.find(row.provider, row.destination);
+      auto* dest = destinations_.find(row.provider, row.destination);
       if (dest && dest->gate.probing() && !groups.contains(dest)) dest->gate.probe_abandoned(now);
     }
   }
@@ -166,7 +176,7 @@ void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
 
 void sender::spawn(destination& dest, std::vector<providers::outbound_event> events) {
   ++active_;
-  asio::co_spawn(ctx_.ex, async_send_batch(dest, std::move(events)), task_guard(ctx_.log, "send", [this] {
+  asio::co_spawn(rt_.ex, async_send_batch(dest, std::move(events)), task_guard(rt_.log, "send", [this] {
                    --active_;
                    on_task_done();
                  }));
@@ -176,60 +186,60 @@ void sender::spawn(destination& dest, std::vector<providers::outbound_event> eve
 // or the destination was paused while they waited).
 asio::awaitable<bool> sender::async_wait_turn(destination& dest) {
   const bool slot = co_await dest.limiter.async_acquire();
-  if (slot && !ctx_.stopping) {
-    const auto wait = dest.bucket.reserve(ctx_.clock.steady_now());
+  if (slot && !stopping_) {
+    const auto wait = dest.bucket.reserve(rt_.clock.steady_now());
     if (wait > steady::duration::zero()) {
-      clock_timer t(ctx_.ex, ctx_.clock);
+      clock_timer t(rt_.ex, rt_.clock);
       t.expires_after(wait);
       rate_waits_.push_back(&t);
       (void)co_await t.async_wait();
       std::erase(rate_waits_, &t);
     }
   }
-  if (slot && !ctx_.stopping) co_return true;
+  if (slot && !stopping_) co_return true;
   if (slot) dest.limiter.release();
   co_return false;
 }
 
 asio::awaitable<void> sender::async_send_batch(destination& dest, std::vector<providers::outbound_event> events) {
-  const bool probe = events.size() == 1 && ctx_.in_flight.find(events.front().row_id)->probe;
+  const bool probe = events.size() == 1 && in_flight_.find(events.front().row_id)->probe;
   const bool turn = co_await async_wait_turn(dest);
   if (!turn) {
     put_back(events, 0ms, "released", "released unsent at shutdown");
     co_return;
   }
-  if (!probe && dest.gate.paused(ctx_.clock.system_now())) {
+  if (!probe && dest.gate.paused(rt_.clock.system_now())) {
     // Paused while these rows waited for a slot: back to pending, due now; the
     // claim leaves them alone until the destination reopens.
     dest.limiter.release();
     put_back(events, 0ms, "paused", "destination paused: " + dest.gate.reason());
     co_return;
   }
-  for (const auto& e : events) ctx_.in_flight.find(e.row_id)->started = true;
+  for (const auto& e : events) in_flight_.find(e.row_id)->started = true;
   auto ex = co_await async_exchange(dest, events);
   dest.limiter.release();
   // Rows given back at shutdown while this request ran: their fate is already queued.
-  std::erase_if(events, [&](const providers::outbound_event& e) { return ctx_.in_flight.find(e.row_id)->abandoned; });
+  std::erase_if(events, [&](const providers::outbound_event& e) { return in_flight_.find(e.row_id)->abandoned; });
   if (events.empty()) co_return;
   std::vector<std::int64_t> rows;
   rows.reserve(events.size());
   for (const auto& e : events) rows.push_back(e.row_id);
-  note_health(dest, ex, rows, ctx_.clock.system_now(), probe);
+  note_health(dest, ex, rows, rt_.clock.system_now(), probe);
   judge(dest, std::move(events), std::move(ex));
 }
 
 void sender::judge(destination& dest, std::vector<providers::outbound_event> events, exchange ex) {
-  const auto now = ctx_.clock.system_now();
+  const auto now = rt_.clock.system_now();
   auto& verdict = ex.verdict;
   if (verdict.pause_destination) {
     dest.gate.pause(now, destination_pause, *verdict.pause_destination);
-    ctx_.log.error("destination paused after a destination-wide failure",
+    rt_.log.error("destination paused after a destination-wide failure",
                    {{"provider", dest.provider_kind},
                     {"destination", dest.name},
                     {"reason", *verdict.pause_destination},
                     {"pause_seconds", destination_pause.count()}});
     for (const auto& e : events) {
-      settle(plan_paused_attempt(ctx_.in_flight.find(e.row_id)->ticket, ex.facts, *verdict.pause_destination));
+      settle(plan_paused_attempt(in_flight_.find(e.row_id)->ticket, ex.facts, *verdict.pause_destination));
     }
     return;
   }
@@ -240,8 +250,8 @@ void sender::judge(destination& dest, std::vector<providers::outbound_event> eve
   const auto resent = resend_groups(dest, events, verdict);
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (resent[i]) continue;
-    const auto& ticket = ctx_.in_flight.find(events[i].row_id)->ticket;
-    if (verdict.events[i].resend_alone && events.size() > 1 && !ctx_.stopping) {
+    const auto& ticket = in_flight_.find(events[i].row_id)->ticket;
+    if (verdict.events[i].resend_alone && events.size() > 1 && !stopping_) {
       // An all-or-nothing batch was refused: isolate the culprit by resending one by one.
       spawn(dest, {events[i]});
       continue;
@@ -260,7 +270,7 @@ void sender::judge(destination& dest, std::vector<providers::outbound_event> eve
 std::vector<bool> sender::resend_groups(destination& dest, const std::vector<providers::outbound_event>& events,
                                         const providers::batch_outcome& verdict) {
   std::vector<bool> resent(events.size(), false);
-  if (events.size() < 2 || ctx_.stopping) return resent;
+  if (events.size() < 2 || stopping_) return resent;
   std::map<std::uint32_t, std::vector<std::size_t>> members;
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (const auto g = verdict.events[i].resend_group; g != 0) members[g].push_back(i);
@@ -296,11 +306,11 @@ void sender::note_client_errors(destination& dest, const exchange& ex, sys_clock
                              dest.provider_kind + " " + dest.name + "`";
   dest.gate.pause(now, client_error_pause, reason);
   dest.client_errors.reset();
-  ctx_.log.error("destination paused: too many 4xx answers", {{"provider", dest.provider_kind},
+  rt_.log.error("destination paused: too many 4xx answers", {{"provider", dest.provider_kind},
                                                               {"destination", dest.name},
                                                               {"reason", reason},
                                                               {"pause_seconds", client_error_pause.count()}});
-  ctx_.wake_claimer();
+  wake_claimer_();
 }
 
 void sender::note_health(destination& dest, const exchange& ex, std::span<const std::int64_t> rows,
@@ -310,25 +320,25 @@ void sender::note_health(destination& dest, const exchange& ex, std::span<const 
   if (probe) {
     const bool healthy = !failing && !ex.verdict.pause_destination;
     dest.gate.probe_finished(healthy, now);
-    ctx_.log.info(healthy ? "destination probe succeeded; resuming" : "destination probe failed; staying paused",
+    rt_.log.info(healthy ? "destination probe succeeded; resuming" : "destination probe failed; staying paused",
                   {{"provider", dest.provider_kind}, {"destination", dest.name}});
     // Either way the claimer looks again: at the resumed destination, or to
     // time its next look by the new pause's end.
-    ctx_.wake_claimer();
+    wake_claimer_();
   }
   if (dest.gate.note_result(failing, rows, now)) {
-    ctx_.log.error("destination circuit opened", {{"provider", dest.provider_kind},
+    rt_.log.error("destination circuit opened", {{"provider", dest.provider_kind},
                                                   {"destination", dest.name},
                                                   {"last_error", ex.facts.response_excerpt},
                                                   {"open_seconds", destination_gate::circuit_open_for.count()}});
-    ctx_.wake_claimer();  // its wait must end when the circuit's pause does
+    wake_claimer_();  // its wait must end when the circuit's pause does
   }
 }
 
 void sender::put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,
                       const std::string& outcome, const std::string& reason) {
   for (const auto& e : events) {
-    auto s = plan_putback(ctx_.in_flight.find(e.row_id)->ticket, delay, outcome, reason, ctx_.clock.system_now());
+    auto s = plan_putback(in_flight_.find(e.row_id)->ticket, delay, outcome, reason, rt_.clock.system_now());
     s.log_attempt = false;  // nothing was attempted
     settle(std::move(s));
   }
@@ -339,9 +349,9 @@ void sender::put_back(const std::vector<providers::outbound_event>& events, std:
 namespace outbox {
 
 void sender::abandon_running() {
-  const auto now = ctx_.clock.system_now();
+  const auto now = rt_.clock.system_now();
   std::vector<db::settlement> fates;
-  ctx_.in_flight.for_each([&](in_flight_row& row) {
+  in_flight_.for_each([&](in_flight_row& row) {
     if (row.outcome_queued || row.abandoned) return;
     row.abandoned = true;
     db::settlement s;
@@ -366,7 +376,7 @@ void sender::abandon_running() {
     s.log_attempt = true;
     fates.push_back(std::move(s));
   });
-  if (!fates.empty()) ctx_.log.warn("grace period over: settling requests still in flight", {{"rows", fates.size()}});
+  if (!fates.empty()) rt_.log.warn("grace period over: settling requests still in flight", {{"rows", fates.size()}});
   for (auto& s : fates) settle(std::move(s));
 }
 

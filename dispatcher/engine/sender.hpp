@@ -6,6 +6,7 @@
 // nothing but the settler's queue.
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -13,7 +14,7 @@
 
 #include "db/delivery_store.hpp"
 #include "dispatcher/engine/clock_timer.hpp"
-#include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/engine_runtime.hpp"
 #include "dispatcher/engine/part_options.hpp"
 #include "dispatcher/engine/settler.hpp"
 #include "providers/http/http_transport.hpp"
@@ -22,7 +23,9 @@ namespace outbox {
 
 class sender {
  public:
-  sender(engine_context& ctx, sender_options options, settler& settle, providers::http_transport& http);
+  // `wake_claimer` asks the claimer to look for rows now (a row put back is due again).
+  sender(engine_runtime rt, sender_options options, destination_registry& destinations, in_flight_table& in_flight,
+         const bool& stopping, std::function<void()> wake_claimer, settler& settle, providers::http_transport& http);
 
   // Takes claimed rows into flight and starts their requests. `probe`: the row
   // was claimed alone to test a destination whose pause ended.
@@ -77,8 +80,12 @@ class sender {
     return std::vector<providers::event_outcome>(n, providers::event_outcome{kind, error, {}});
   }
 
-  engine_context& ctx_;
+  engine_runtime rt_;
   const sender_options options_;
+  destination_registry& destinations_;
+  in_flight_table& in_flight_;
+  const bool& stopping_;
+  std::function<void()> wake_claimer_;
   settler& settler_;
   providers::http_transport& http_;
   std::size_t active_ = 0;

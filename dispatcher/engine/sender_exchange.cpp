@@ -20,7 +20,7 @@ boost::asio::awaitable<sender::exchange> sender::async_exchange(destination& des
     const bool sent = co_await async_request(dest, events, ex);
     if (!sent) co_return ex;
     if (!ex.verdict.reauthenticate || !dest.tokens || round == 1) break;
-    ctx_.log.info("access token refused; refreshing it and resending once",
+    rt_.log.info("access token refused; refreshing it and resending once",
                   {{"provider", dest.provider_kind}, {"destination", dest.name}});
     dest.tokens->invalidate();
   }
@@ -35,7 +35,7 @@ boost::asio::awaitable<sender::exchange> sender::async_exchange(destination& des
 boost::asio::awaitable<bool> sender::async_request(destination& dest,
                                                    const std::vector<providers::outbound_event>& events, exchange& ex) {
   providers::http_request request;
-  ex.facts.started_at = ctx_.clock.system_now();
+  ex.facts.started_at = rt_.clock.system_now();
   try {
     request = dest.provider->build_request(events, ex.facts.started_at);
   } catch (const std::exception& e) {
@@ -44,7 +44,7 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
     co_return false;
   }
   if (dest.tokens) {
-    const auto token = co_await dest.tokens->async_token(http_, ctx_.clock.steady_now());
+    const auto token = co_await dest.tokens->async_token(http_, rt_.clock.steady_now());
     if (!token.ok()) {
       ex.facts.response_excerpt = token.error;
       if (token.permanent) {
@@ -56,20 +56,20 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
     }
     request.headers.emplace_back("authorization", "Bearer " + token.access_token);
   }
-  ex.facts.started_at = ctx_.clock.system_now();
-  const auto t0 = ctx_.clock.steady_now();
+  ex.facts.started_at = rt_.clock.system_now();
+  const auto t0 = rt_.clock.steady_now();
   const metrics::destination_key key{dest.provider_kind, dest.name};
-  ++ctx_.metrics.requests[key];
+  ++rt_.metrics.requests[key];
   const auto result = co_await http_.async_send(std::move(request));
-  ex.facts.duration = std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.clock.steady_now() - t0);
+  ex.facts.duration = std::chrono::duration_cast<std::chrono::milliseconds>(rt_.clock.steady_now() - t0);
   if (result.resent_on_fresh_connection) {
-    ++ctx_.metrics.requests_resent[key];
+    ++rt_.metrics.requests_resent[key];
     ex.facts.unanswered_first_try = result.first_try_duration;
     ex.facts.note =
         "the request was fully written on a pooled connection that then failed, and sent again on a "
         "fresh one: the provider may have received it twice (its dedup id covers that)";
   }
-  ctx_.metrics.request_seconds[key].observe(std::chrono::duration<double>(ctx_.clock.steady_now() - t0).count());
+  rt_.metrics.request_seconds[key].observe(std::chrono::duration<double>(rt_.clock.steady_now() - t0).count());
   if (result.response) {
     ex.facts.http_status = result.response->status;
     ex.facts.response_excerpt = providers::response_excerpt(result.response->body);
@@ -78,7 +78,7 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
     ex.facts.response_excerpt = std::string(providers::to_string(result.error)) + ": " + result.error_message;
   }
   try {
-    ex.verdict = dest.provider->classify(events, result, ctx_.clock.system_now());
+    ex.verdict = dest.provider->classify(events, result, rt_.clock.system_now());
   } catch (const std::exception& e) {
     // A hostile or malformed response must never end the send task (the limiter
     // slot and the rows would be stuck): treat it as a transient failure.

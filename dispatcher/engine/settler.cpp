@@ -56,8 +56,17 @@ bool caused_by_row_data(const std::string& sqlstate) {
 
 }  // namespace
 
-settler::settler(engine_context& ctx, settler_options options, db::delivery_store& store)
-    : ctx_(ctx), options_(options), link_(ctx, store, "settle"), timer_(ctx.ex, ctx.clock) {}
+settler::settler(engine_runtime rt, settler_options options, db::delivery_store& store,
+                 const destination_registry& destinations, in_flight_table& in_flight, const std::string& instance_id,
+                 claimer_signals claimer)
+    : rt_(rt),
+      options_(options),
+      destinations_(destinations),
+      in_flight_(in_flight),
+      instance_id_(instance_id),
+      claimer_(std::move(claimer)),
+      link_(rt, store, "settle"),
+      timer_(rt.ex, rt.clock) {}
 
 void settler::enqueue(db::settlement s, metrics::destination_key labels) {
   const auto id = s.id;
@@ -73,7 +82,7 @@ void settler::enqueue(db::settlement s, metrics::destination_key labels) {
 // the claimer needs for its next claim: with OUTBOX_MAX_IN_FLIGHT=10 that
 // wait was most of each claim-send-settle cycle (2,144 rows/s; see
 // docs/benchmarks.md).
-bool settler::requests_out() const { return ctx_.in_flight.size() > queue_.size(); }
+bool settler::requests_out() const { return in_flight_.size() > queue_.size(); }
 
 // Whether the gathering outcomes may wait for more. Behind a destination's
 // slots, only while more rows wait for a slot than outcomes are held: each
@@ -82,7 +91,7 @@ bool settler::requests_out() const { return ctx_.in_flight.size() > queue_.size(
 // (with OUTBOX_MAX_IN_FLIGHT close to CONCURRENCY, at once).
 bool settler::worth_gathering() const {
   if (queue_.empty() || queue_.size() >= flush_at_once || !requests_out()) return false;
-  return !behind_slots_ || ctx_.destinations.rows_waiting_for_slots() > queue_.size();
+  return !behind_slots_ || destinations_.rows_waiting_for_slots() > queue_.size();
 }
 
 // After an idle spell the first outcome waits up to the settle window for
@@ -91,10 +100,10 @@ bool settler::worth_gathering() const {
 // wait for a destination's slots (backlog_settle_window).
 asio::awaitable<void> settler::async_gather(steady::duration window, bool behind_slots) {
   if (window <= steady::duration::zero()) co_return;
-  const auto until = ctx_.clock.steady_now() + window;
+  const auto until = rt_.clock.steady_now() + window;
   gathering_ = true;
   behind_slots_ = behind_slots;
-  while (!stop_ && worth_gathering() && ctx_.clock.steady_now() < until) {
+  while (!stop_ && worth_gathering() && rt_.clock.steady_now() < until) {
     timer_.expires_at(until);
     (void)co_await timer_.async_wait();
   }
@@ -115,7 +124,7 @@ std::vector<db::settlement> settler::next_batch() {
     if (found == queue_.end()) continue;
     db::settlement s = found->second.settlement;
     // The row's current lease: it may have been re-claimed since the outcome was queued.
-    if (const auto* row = ctx_.in_flight.find(s.id)) s.lease_token = row->ticket.lease_token;
+    if (const auto* row = in_flight_.find(s.id)) s.lease_token = row->ticket.lease_token;
     batch.push_back(std::move(s));
   }
   return batch;
@@ -132,8 +141,8 @@ asio::awaitable<void> settler::async_run() {
       continue;
     }
     if (!stop_ && options_.settle_window > steady::duration::zero()) co_await async_gather(backlog_settle_window, true);
-    if (stop_ && ctx_.clock.steady_now() > deadline_) {
-      ctx_.log.error("could not record outcomes before exit; those rows are retried after their lease expires",
+    if (stop_ && rt_.clock.steady_now() > deadline_) {
+      rt_.log.error("could not record outcomes before exit; those rows are retried after their lease expires",
                      {{"rows", queue_.size()}});
       break;
     }
@@ -168,28 +177,28 @@ asio::awaitable<void> settler::async_wait_after_refusal() {
 
 asio::awaitable<settler::flush_result> settler::async_flush(db::store_session& conn,
                                                             std::vector<db::settlement> batch) {
-  const auto t0 = ctx_.clock.steady_now();
-  const auto r = co_await conn.async_settle(ctx_.instance_id, batch);
+  const auto t0 = rt_.clock.steady_now();
+  const auto r = co_await conn.async_settle(instance_id_, batch);
   if (r) {
-    ctx_.metrics.settle_seconds.observe(std::chrono::duration<double>(ctx_.clock.steady_now() - t0).count());
+    rt_.metrics.settle_seconds.observe(std::chrono::duration<double>(rt_.clock.steady_now() - t0).count());
     apply(batch, *r);
     co_return flush_result::done;
   }
-  ++ctx_.metrics.db_errors;
+  ++rt_.metrics.db_errors;
   const auto& failure = r.error();
   if (failure.connection_lost()) {
-    ctx_.log.warn("settle failed with the connection; sending it again on a new one",
+    rt_.log.warn("settle failed with the connection; sending it again on a new one",
                   {{"rows", batch.size()}, {"error", failure.what()}});
     co_return flush_result::connection_lost;
   }
   if (!caused_by_row_data(failure.sqlstate())) {
-    ctx_.log.warn("settle refused by the database, not for a row's data; keeping the outcomes and trying again",
+    rt_.log.warn("settle refused by the database, not for a row's data; keeping the outcomes and trying again",
                   {{"rows", batch.size()}, {"error", failure.what()}, {"sqlstate", failure.sqlstate()}});
     co_return flush_result::refused;
   }
   if (batch.size() == 1) co_return co_await async_flush_alone(conn, std::move(batch.front()));
   // A data problem in some row: halve until it is alone, so the others are recorded.
-  ctx_.log.warn("settle rejected by the database; splitting the batch to isolate the row",
+  rt_.log.warn("settle rejected by the database; splitting the batch to isolate the row",
                 {{"rows", batch.size()}, {"error", failure.what()}, {"sqlstate", failure.sqlstate()}});
   const auto half = static_cast<long>(batch.size() / 2);
   std::vector<db::settlement> first(batch.begin(), batch.begin() + half), second(batch.begin() + half, batch.end());
@@ -199,7 +208,7 @@ asio::awaitable<settler::flush_result> settler::async_flush(db::store_session& c
 
 asio::awaitable<settler::flush_result> settler::async_flush_alone(db::store_session& conn, db::settlement s) {
   std::vector<db::settlement> one{plain(std::move(s), "rejected by the database")};
-  const auto r = co_await conn.async_settle(ctx_.instance_id, one);
+  const auto r = co_await conn.async_settle(instance_id_, one);
   if (r) {
     apply(one, *r);
     co_return flush_result::done;
@@ -208,10 +217,10 @@ asio::awaitable<settler::flush_result> settler::async_flush_alone(db::store_sess
   if (!caused_by_row_data(r.error().sqlstate())) co_return flush_result::refused;
   // Even the plain outcome is refused: never wedge the queue on it. The row's
   // lease expires and it is retried like after a crash.
-  ctx_.log.error("could not record an outcome; dropping it (the row is retried after its lease expires)",
+  rt_.log.error("could not record an outcome; dropping it (the row is retried after its lease expires)",
                  {{"row_id", one.front().id}, {"error", r.error().what()}});
   finish(one.front());
-  ctx_.capacity_freed();
+  claimer_.capacity_freed();
   co_return flush_result::done;
 }
 
@@ -222,11 +231,11 @@ void settler::apply(std::span<const db::settlement> batch, const db::settle_repo
     if (applied.contains(s.id)) {
       record(s);
     } else if (earlier.contains(s.id)) {
-      ctx_.log.info("outcome already recorded by a settle whose answer was lost", {{"row_id", s.id}});
+      rt_.log.info("outcome already recorded by a settle whose answer was lost", {{"row_id", s.id}});
       record(s);
     } else {
-      ++ctx_.metrics.lease_lost;
-      ctx_.log.warn("lease lost before settling: another worker owns the row now; outcome not recorded",
+      ++rt_.metrics.lease_lost;
+      rt_.log.warn("lease lost before settling: another worker owns the row now; outcome not recorded",
                     {{"row_id", s.id}, {"outcome", s.outcome}});
     }
     finish(s);
@@ -236,26 +245,26 @@ void settler::apply(std::span<const db::settlement> batch, const db::settle_repo
   const bool retry = std::any_of(batch.begin(), batch.end(),
                                  [](const db::settlement& s) { return s.state == db::settle_state::pending; });
   if (retry) {
-    ctx_.wake_claimer();
+    claimer_.wake();
   } else {
-    ctx_.capacity_freed();
+    claimer_.capacity_freed();
   }
 }
 
 void settler::finish(const db::settlement& s) {
   queue_.erase(s.id);
-  ctx_.in_flight.erase(s.id);
+  in_flight_.erase(s.id);
 }
 
 void settler::record(const db::settlement& s) {
   const auto queued = queue_.find(s.id);
   if (queued == queue_.end()) return;
   const auto& labels = queued->second.labels;
-  ctx_.metrics.note_settled(labels, s.outcome, s.error, s.started_at);
+  rt_.metrics.note_settled(labels, s.outcome, s.error, s.started_at);
   const log_level level = s.state == db::settle_state::sent   ? log_level::debug
                           : s.state == db::settle_state::dead ? log_level::warn
                                                               : log_level::info;
-  ctx_.log.log(level, "row settled", [&] {
+  rt_.log.log(level, "row settled", [&] {
     nlohmann::json f{{"row_id", s.id},
                      {"provider", labels.first},
                      {"destination", labels.second},

@@ -19,6 +19,8 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <string>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -28,14 +30,24 @@
 #include "db/delivery_store.hpp"
 #include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
-#include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/destinations.hpp"
+#include "dispatcher/engine/in_flight.hpp"
+#include "dispatcher/engine/engine_runtime.hpp"
 #include "dispatcher/engine/part_options.hpp"
 
 namespace outbox {
 
+// How the settler tells the claimer that rows left the in-flight table.
+struct claimer_signals {
+  std::function<void()> wake;            // a retry was recorded: look for rows now
+  std::function<void()> capacity_freed;  // only room: look again if waiting for it
+};
+
 class settler {
  public:
-  settler(engine_context& ctx, settler_options options, db::delivery_store& store);
+  settler(engine_runtime rt, settler_options options, db::delivery_store& store,
+          const destination_registry& destinations, in_flight_table& in_flight, const std::string& instance_id,
+          claimer_signals claimer);
 
   // Queues an outcome (one per row: a newer one replaces a waiting one), with
   // the labels of its metrics and log line: the facts travel with the outcome.
@@ -63,8 +75,12 @@ class settler {
   void finish(const db::settlement& s);
   void record(const db::settlement& s);
 
-  engine_context& ctx_;
+  engine_runtime rt_;
   const settler_options options_;
+  const destination_registry& destinations_;
+  in_flight_table& in_flight_;
+  const std::string& instance_id_;
+  claimer_signals claimer_;
   db_link link_;
   std::deque<std::int64_t> order_;  // row ids, oldest first
   struct queued_outcome {

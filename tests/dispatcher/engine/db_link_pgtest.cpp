@@ -11,7 +11,7 @@
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/engine/db_link.hpp"
 #include "dispatcher/engine/engine.hpp"
-#include "dispatcher/engine/engine_context.hpp"
+#include "dispatcher/engine/engine_runtime.hpp"
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
@@ -37,8 +37,8 @@ std::string session_setting(const scratch_database& db, outbox::environment env,
     const outbox::destination_registry destinations(ex, cfg, {}, {});
     outbox::db::pg_store store(ex, {cfg.database_url});
     store.set_claims_skip_flush_wait(outbox::claims_may_skip_flush_wait(cfg, destinations));
-    outbox::engine_context ctx(ex, cfg, log, "db-link-test", outbox::real_clock());
-    outbox::db_link link(ctx, store, role);
+    outbox::metrics metrics;
+    outbox::db_link link(outbox::engine_runtime{ex, outbox::real_clock(), log, metrics}, store, role);
     outbox::db::store_session* session = co_await link.async_get();
     REQUIRE(session != nullptr);
     outbox::db::connection* conn = outbox::db::pg_store::connection_of(*session);
