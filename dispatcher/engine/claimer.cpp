@@ -199,7 +199,7 @@ asio::awaitable<bool> claimer::async_probe(db::store_session& conn, std::size_t&
     d->gate.probe_started();
     --capacity;
     rt_.log.info("pause over; probing the destination with one row",
-                  {{"provider", d->provider_kind}, {"destination", d->name}});
+                 {{"provider", d->provider_kind}, {"destination", d->name}});
     sender_.dispatch(std::move(*rows), true);
   }
   co_return true;
@@ -227,7 +227,7 @@ asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::store_sessi
   const std::size_t found = rows.size();
   if (!req.skip_destinations.empty()) {
     rt_.log.debug("claim skipped paused destinations",
-                   {{"destinations", req.skip_destinations.size()}, {"rows", found}});
+                  {{"destinations", req.skip_destinations.size()}, {"rows", found}});
   }
   // Requests first: neither the wake-state write nor the next-due query may delay them.
   if (found > 0) sender_.dispatch(std::move(rows), false);
@@ -274,7 +274,7 @@ asio::awaitable<void> claimer::async_publish(adaptive_wake::action a) {
   if (was_awake == awake) co_return;  // a refresh
   ++(awake ? rt_.metrics.wake_awake_transitions : rt_.metrics.wake_asleep_transitions);
   rt_.log.debug(awake ? "draining: marked awake, inserts stop notifying" : "idle: marked asleep, inserts notify again",
-                 {});
+                {});
 }
 
 }  // namespace outbox

@@ -40,8 +40,9 @@ engine::engine(asio::any_io_executor ex, const config& cfg, logger& log, engine_
       own_http_(ports.http ? nullptr : std::make_unique<providers::https_client>(ex, http_options(cfg))),
       settler_(rt_, settler_options_from(cfg), store_, destinations_, in_flight_, instance_id_,
                claimer_signals{[this] { claimer_.wake(); }, [this] { claimer_.capacity_freed(); }}),
-      sender_(rt_, sender_options_from(cfg), destinations_, in_flight_, stopping_, [this] { claimer_.wake(); }, settler_,
-              ports.http ? *ports.http : *own_http_),
+      sender_(
+          rt_, sender_options_from(cfg), destinations_, in_flight_, stopping_, [this] { claimer_.wake(); }, settler_,
+          ports.http ? *ports.http : *own_http_),
       claimer_(rt_, claimer_options_from(cfg), store_, destinations_, in_flight_, instance_id_, stopping_, sender_),
       maintenance_(rt_, maintenance_options_from(cfg), store_, destinations_, in_flight_, instance_id_, stopping_,
                    claimer_),
@@ -70,7 +71,7 @@ void engine::request_stop() {
   if (stopping_) return;
   stopping_ = true;
   rt_.log.info("stop requested: no new claims; finishing requests in flight",
-                {{"in_flight", in_flight_.size()}, {"grace_seconds", cfg_.shutdown_grace.count()}});
+               {{"in_flight", in_flight_.size()}, {"grace_seconds", cfg_.shutdown_grace.count()}});
   if (listener_) listener_->stop();
   sender_.stop();
   claimer_.wake();
@@ -92,7 +93,7 @@ void engine::on_listener_event(const db::listener_event& e) {
       // Notifications sent while we were away are lost: catch up with a claim now.
       if (e.reconnected) ++rt_.metrics.listener_reconnects;
       rt_.log.info(e.reconnected ? "listener reconnected; catching up" : "listening for new rows",
-                    {{"channel", cfg_.notify_channel}});
+                   {{"channel", cfg_.notify_channel}});
       claimer_.wake();
       break;
     case db::listener_event::kind::lost:
@@ -104,11 +105,11 @@ void engine::on_listener_event(const db::listener_event& e) {
 asio::awaitable<void> engine::async_run() {
   const auto& cfg = cfg_;
   rt_.log.info("dispatcher starting", {{"instance", instance_id_},
-                                        {"wake_mode", cfg.wake == wake_mode::listen ? "listen" : "poll"},
-                                        {"destinations", destinations_.size()},
-                                        {"lease_seconds", cfg.lease.count()},
-                                        {"claim_batch", cfg.claim_batch},
-                                        {"max_in_flight", cfg.max_in_flight}});
+                                       {"wake_mode", cfg.wake == wake_mode::listen ? "listen" : "poll"},
+                                       {"destinations", destinations_.size()},
+                                       {"lease_seconds", cfg.lease.count()},
+                                       {"claim_batch", cfg.claim_batch},
+                                       {"max_in_flight", cfg.max_in_flight}});
   for (const auto& w : cfg.warnings) rt_.log.warn("configuration", {{"warning", w}});
   destinations_.for_each([&](const destination& d) {
     const auto now = rt_.clock.system_now();
@@ -129,10 +130,10 @@ asio::awaitable<void> engine::async_run() {
   reconciler_.stop();
   co_await async_drain();
   rt_.log.info("dispatcher stopped", {{"delivered", rt_.metrics.total("delivered")},
-                                       {"retried", rt_.metrics.total("retry")},
-                                       {"dead", rt_.metrics.total("dead") + rt_.metrics.total("rejected")},
-                                       {"lease_lost", rt_.metrics.lease_lost},
-                                       {"left_in_flight", in_flight_.size()}});
+                                      {"retried", rt_.metrics.total("retry")},
+                                      {"dead", rt_.metrics.total("dead") + rt_.metrics.total("rejected")},
+                                      {"lease_lost", rt_.metrics.lease_lost},
+                                      {"left_in_flight", in_flight_.size()}});
 }
 
 asio::awaitable<void> engine::async_wait_until(bool (engine::*done)() const, steady::time_point deadline) {

@@ -54,7 +54,7 @@ asio::awaitable<bool> maintenance::async_apply_resume_requests(db::store_session
     (void)d->gate.resume();
     lifted = true;
     rt_.log.info("automatic pause lifted by on-call (retry now)",
-                  {{"provider", d->provider_kind}, {"destination", d->name}});
+                 {{"provider", d->provider_kind}, {"destination", d->name}});
     claimer_.wake();
   }
   // The heartbeat says so at once: status must not show a pause that is gone.
@@ -108,9 +108,13 @@ asio::awaitable<void> maintenance::async_read_fleet(db::store_session& conn) {
 asio::awaitable<bool> maintenance::async_heartbeat(db::store_session& conn) {
   if (!fleet_supported_) co_return true;
   const auto now = rt_.clock.system_now();
-  db::heartbeat beat{
-      instance_id_,        version_line(),         host_name(), static_cast<int>(::getpid()), started_at_,
-      options_.sweep_interval, nlohmann::json::array()};
+  db::heartbeat beat{instance_id_,
+                     version_line(),
+                     host_name(),
+                     static_cast<int>(::getpid()),
+                     started_at_,
+                     options_.sweep_interval,
+                     nlohmann::json::array()};
   destinations_.for_each([&](const destination& d) {
     if (!d.gate.paused(now) || d.gate.manually_paused()) return;
     const auto until = d.gate.reopens_at();

@@ -169,9 +169,8 @@ void reconciler::pause_scope(const std::string& scope, std::chrono::seconds retr
       in_a_row ? std::min<std::chrono::seconds>(pause.last * 2, longest_quota_pause) : std::max(first, 1s);
   pause.last = std::max(backoff, retry_delay);
   pause.until = std::max(pause.until, now + pause.last);
-  rt_.log.warn(
-      "status reads paused: the provider's quota is exhausted",
-      {{"scope", scope}, {"pause_seconds", pause.last.count()}, {"retry_delay_seconds", retry_delay.count()}});
+  rt_.log.warn("status reads paused: the provider's quota is exhausted",
+               {{"scope", scope}, {"pause_seconds", pause.last.count()}, {"retry_delay_seconds", retry_delay.count()}});
 }
 
 std::optional<std::chrono::seconds> reconciler::scope_paused(const std::string& scope) const {

@@ -40,8 +40,8 @@ providers::preparation prepared_for(const destination& dest, const providers::ou
 
 }  // namespace
 
-sender::sender(engine_runtime rt, sender_options options, destination_registry& destinations, in_flight_table& in_flight,
-               const bool& stopping, std::function<void()> wake_claimer, settler& settle,
+sender::sender(engine_runtime rt, sender_options options, destination_registry& destinations,
+               in_flight_table& in_flight, const bool& stopping, std::function<void()> wake_claimer, settler& settle,
                providers::http_transport& http)
     : rt_(rt),
       options_(std::move(options)),
@@ -234,10 +234,10 @@ void sender::judge(destination& dest, std::vector<providers::outbound_event> eve
   if (verdict.pause_destination) {
     dest.gate.pause(now, destination_pause, *verdict.pause_destination);
     rt_.log.error("destination paused after a destination-wide failure",
-                   {{"provider", dest.provider_kind},
-                    {"destination", dest.name},
-                    {"reason", *verdict.pause_destination},
-                    {"pause_seconds", destination_pause.count()}});
+                  {{"provider", dest.provider_kind},
+                   {"destination", dest.name},
+                   {"reason", *verdict.pause_destination},
+                   {"pause_seconds", destination_pause.count()}});
     for (const auto& e : events) {
       settle(plan_paused_attempt(in_flight_.find(e.row_id)->ticket, ex.facts, *verdict.pause_destination));
     }
@@ -307,9 +307,9 @@ void sender::note_client_errors(destination& dest, const exchange& ex, sys_clock
   dest.gate.pause(now, client_error_pause, reason);
   dest.client_errors.reset();
   rt_.log.error("destination paused: too many 4xx answers", {{"provider", dest.provider_kind},
-                                                              {"destination", dest.name},
-                                                              {"reason", reason},
-                                                              {"pause_seconds", client_error_pause.count()}});
+                                                             {"destination", dest.name},
+                                                             {"reason", reason},
+                                                             {"pause_seconds", client_error_pause.count()}});
   wake_claimer_();
 }
 
@@ -321,16 +321,16 @@ void sender::note_health(destination& dest, const exchange& ex, std::span<const 
     const bool healthy = !failing && !ex.verdict.pause_destination;
     dest.gate.probe_finished(healthy, now);
     rt_.log.info(healthy ? "destination probe succeeded; resuming" : "destination probe failed; staying paused",
-                  {{"provider", dest.provider_kind}, {"destination", dest.name}});
+                 {{"provider", dest.provider_kind}, {"destination", dest.name}});
     // Either way the claimer looks again: at the resumed destination, or to
     // time its next look by the new pause's end.
     wake_claimer_();
   }
   if (dest.gate.note_result(failing, rows, now)) {
     rt_.log.error("destination circuit opened", {{"provider", dest.provider_kind},
-                                                  {"destination", dest.name},
-                                                  {"last_error", ex.facts.response_excerpt},
-                                                  {"open_seconds", destination_gate::circuit_open_for.count()}});
+                                                 {"destination", dest.name},
+                                                 {"last_error", ex.facts.response_excerpt},
+                                                 {"open_seconds", destination_gate::circuit_open_for.count()}});
     wake_claimer_();  // its wait must end when the circuit's pause does
   }
 }

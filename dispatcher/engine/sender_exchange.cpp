@@ -21,7 +21,7 @@ boost::asio::awaitable<sender::exchange> sender::async_exchange(destination& des
     if (!sent) co_return ex;
     if (!ex.verdict.reauthenticate || !dest.tokens || round == 1) break;
     rt_.log.info("access token refused; refreshing it and resending once",
-                  {{"provider", dest.provider_kind}, {"destination", dest.name}});
+                 {{"provider", dest.provider_kind}, {"destination", dest.name}});
     dest.tokens->invalidate();
   }
   if (ex.verdict.reauthenticate && !ex.verdict.pause_destination) {

@@ -19,7 +19,7 @@ void sender::note_dropped(const destination& dest, std::int64_t row_id, const pr
     fields += (fields.empty() ? "" : "; ") + d.text();
   }
   rt_.log.warn("fields dropped from a conversion; it is sent without them",
-                {{"row_id", row_id}, {"provider", dest.provider_kind}, {"destination", dest.name}, {"fields", fields}});
+               {{"row_id", row_id}, {"provider", dest.provider_kind}, {"destination", dest.name}, {"fields", fields}});
 }
 
 // What the provider said it could not use, in a 200: the row is sent; the fields go
@@ -34,7 +34,7 @@ void sender::note_warnings(const destination& dest, std::int64_t row_id, const p
     fields += (fields.empty() ? "" : "; ") + w.text();
   }
   rt_.log.warn("the provider accepted a conversion without some fields",
-                {{"row_id", row_id}, {"provider", dest.provider_kind}, {"destination", dest.name}, {"fields", fields}});
+               {{"row_id", row_id}, {"provider", dest.provider_kind}, {"destination", dest.name}, {"fields", fields}});
 }
 
 void sender::attach_event_facts(const destination& dest, std::int64_t row_id, const providers::batch_outcome& verdict,

@@ -143,7 +143,7 @@ asio::awaitable<void> settler::async_run() {
     if (!stop_ && options_.settle_window > steady::duration::zero()) co_await async_gather(backlog_settle_window, true);
     if (stop_ && rt_.clock.steady_now() > deadline_) {
       rt_.log.error("could not record outcomes before exit; those rows are retried after their lease expires",
-                     {{"rows", queue_.size()}});
+                    {{"rows", queue_.size()}});
       break;
     }
     db::store_session* conn = co_await link_.async_get();
@@ -188,18 +188,18 @@ asio::awaitable<settler::flush_result> settler::async_flush(db::store_session& c
   const auto& failure = r.error();
   if (failure.connection_lost()) {
     rt_.log.warn("settle failed with the connection; sending it again on a new one",
-                  {{"rows", batch.size()}, {"error", failure.what()}});
+                 {{"rows", batch.size()}, {"error", failure.what()}});
     co_return flush_result::connection_lost;
   }
   if (!caused_by_row_data(failure.sqlstate())) {
     rt_.log.warn("settle refused by the database, not for a row's data; keeping the outcomes and trying again",
-                  {{"rows", batch.size()}, {"error", failure.what()}, {"sqlstate", failure.sqlstate()}});
+                 {{"rows", batch.size()}, {"error", failure.what()}, {"sqlstate", failure.sqlstate()}});
     co_return flush_result::refused;
   }
   if (batch.size() == 1) co_return co_await async_flush_alone(conn, std::move(batch.front()));
   // A data problem in some row: halve until it is alone, so the others are recorded.
   rt_.log.warn("settle rejected by the database; splitting the batch to isolate the row",
-                {{"rows", batch.size()}, {"error", failure.what()}, {"sqlstate", failure.sqlstate()}});
+               {{"rows", batch.size()}, {"error", failure.what()}, {"sqlstate", failure.sqlstate()}});
   const auto half = static_cast<long>(batch.size() / 2);
   std::vector<db::settlement> first(batch.begin(), batch.begin() + half), second(batch.begin() + half, batch.end());
   if (const auto r = co_await async_flush(conn, std::move(first)); r != flush_result::done) co_return r;
@@ -218,7 +218,7 @@ asio::awaitable<settler::flush_result> settler::async_flush_alone(db::store_sess
   // Even the plain outcome is refused: never wedge the queue on it. The row's
   // lease expires and it is retried like after a crash.
   rt_.log.error("could not record an outcome; dropping it (the row is retried after its lease expires)",
-                 {{"row_id", one.front().id}, {"error", r.error().what()}});
+                {{"row_id", one.front().id}, {"error", r.error().what()}});
   finish(one.front());
   claimer_.capacity_freed();
   co_return flush_result::done;
@@ -236,7 +236,7 @@ void settler::apply(std::span<const db::settlement> batch, const db::settle_repo
     } else {
       ++rt_.metrics.lease_lost;
       rt_.log.warn("lease lost before settling: another worker owns the row now; outcome not recorded",
-                    {{"row_id", s.id}, {"outcome", s.outcome}});
+                   {{"row_id", s.id}, {"outcome", s.outcome}});
     }
     finish(s);
   }

@@ -20,8 +20,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <string>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -31,8 +31,8 @@
 #include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
 #include "dispatcher/engine/destinations.hpp"
-#include "dispatcher/engine/in_flight.hpp"
 #include "dispatcher/engine/engine_runtime.hpp"
+#include "dispatcher/engine/in_flight.hpp"
 #include "dispatcher/engine/part_options.hpp"
 
 namespace outbox {

@@ -106,9 +106,9 @@ struct google_ads_prepared final : prepared_state {
 
 }  // namespace
 
-preparation google_ads_provider::prepare(const outbound_event& event, system_clock::time_point /*now*/) const {
+preparation google_ads_provider::prepare(const outbound_event& event, system_clock::time_point now) const {
   preparation out;
-  auto read = read_google_event(event, "google_ads", destination_.default_phone_country_code);
+  auto read = read_google_event(event, "google_ads", destination_.default_phone_country_code, now);
   if (const auto* error = std::get_if<std::string>(&read)) {
     out.error = *error;
     return out;

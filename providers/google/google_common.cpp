@@ -38,6 +38,7 @@ std::optional<google_event::address_info> google_address(const canonical_event& 
 
 std::variant<google_event, std::string> read_google_event(const outbound_event& event, std::string_view extra_key,
                                                           std::string_view default_phone_country_code,
+                                                          std::chrono::system_clock::time_point now,
                                                           bool with_address) {
   auto parsed = parse_canonical_event(event.payload);
   if (const auto* error = std::get_if<field_error>(&parsed)) return error->message();
@@ -51,7 +52,7 @@ std::variant<google_event, std::string> read_google_event(const outbound_event& 
   g.gclid = c.gclid.value_or("");
   g.gbraid = c.gbraid.value_or("");
   g.wbraid = c.wbraid.value_or("");
-  user_field_reader fields{c, default_phone_country_code, g.dropped};
+  user_field_reader fields{c, default_phone_country_code, g.dropped, now};
   g.hashed_emails = fields.hashed("email", pii_field::email_google, c.email);
   g.hashed_phones = fields.hashed("phone", pii_field::phone_e164, c.phone);
   if (with_address) g.address = google_address(c, fields);

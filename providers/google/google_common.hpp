@@ -65,6 +65,7 @@ struct google_event {
 [[nodiscard]] std::variant<google_event, std::string> read_google_event(const outbound_event& event,
                                                                         std::string_view extra_key,
                                                                         std::string_view default_phone_country_code,
+                                                                        std::chrono::system_clock::time_point now,
                                                                         bool with_address = false);
 
 // Why Google can never take this event, or nullopt: no identifier it can match

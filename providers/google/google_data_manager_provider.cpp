@@ -314,9 +314,9 @@ struct data_manager_prepared final : prepared_state {
 
 }  // namespace
 
-preparation google_data_manager_provider::prepare(const outbound_event& event, system_clock::time_point /*now*/) const {
+preparation google_data_manager_provider::prepare(const outbound_event& event, system_clock::time_point now) const {
   preparation out;
-  auto read = read_google_event(event, "google_data_manager", destination_.default_phone_country_code, true);
+  auto read = read_google_event(event, "google_data_manager", destination_.default_phone_country_code, now, true);
   if (const auto* error = std::get_if<std::string>(&read)) {
     out.error = *error;
     return out;

@@ -71,7 +71,8 @@ std::vector<std::string> match_keys_from(Has has) {
 // user_data keys it wrote.
 template <class Writer>
 std::vector<std::string_view> write_meta_event(Writer& w, const outbound_event& event, const canonical_event& c,
-                                               const meta_destination& destination, dropped_fields& dropped) {
+                                               const meta_destination& destination, dropped_fields& dropped,
+                                               std::chrono::system_clock::time_point now) {
   w.field("event_name", std::string_view{event.event_name});
   w.field("event_time", c.event_time);
   w.field("event_id", std::string_view{event.idempotency_key});
@@ -84,7 +85,7 @@ std::vector<std::string_view> write_meta_event(Writer& w, const outbound_event& 
     w.field(key, value);
     user_keys.push_back(key);
   };
-  user_field_reader fields{c, destination.default_phone_country_code, dropped};
+  user_field_reader fields{c, destination.default_phone_country_code, dropped, now};
   fields.keep_hash_appendix();
   w.open("user_data");
   const auto hashed = [&](std::string_view key, std::string_view name, pii_field field,
@@ -127,19 +128,19 @@ std::vector<std::string_view> write_meta_event(Writer& w, const outbound_event& 
 }  // namespace
 
 json meta_event_json(const outbound_event& event, const canonical_event& c, const meta_destination& destination,
-                     dropped_fields& dropped) {
+                     dropped_fields& dropped, std::chrono::system_clock::time_point now) {
   json e = json::object();
   json_document_writer writer{e};
-  write_meta_event(writer, event, c, destination, dropped);
+  write_meta_event(writer, event, c, destination, dropped, now);
   merge_extra(e, c.extra_for("meta"));
   e["event_id"] = event.idempotency_key;  // the dedup key is ours, whatever extra says
   return e;
 }
 
-json meta_event_json(const outbound_event& event, const canonical_event& canonical,
-                     const meta_destination& destination) {
+json meta_event_json(const outbound_event& event, const canonical_event& canonical, const meta_destination& destination,
+                     std::chrono::system_clock::time_point now) {
   dropped_fields ignored;
-  return meta_event_json(event, canonical, destination, ignored);
+  return meta_event_json(event, canonical, destination, ignored, now);
 }
 
 std::vector<std::string> meta_match_keys(const json& event) {
@@ -149,17 +150,18 @@ std::vector<std::string> meta_match_keys(const json& event) {
 }
 
 meta_event_entry meta_event_entry_for(const outbound_event& event, const canonical_event& c,
-                                      const meta_destination& destination, dropped_fields& dropped) {
+                                      const meta_destination& destination, dropped_fields& dropped,
+                                      std::chrono::system_clock::time_point now) {
   meta_event_entry entry;
   if (c.extra_for("meta") != nullptr) {  // a merge patch needs the document
-    const json e = meta_event_json(event, c, destination, dropped);
+    const json e = meta_event_json(event, c, destination, dropped, now);
     entry.match_keys = meta_match_keys(e);
     entry.text = e.dump(-1, ' ', false, json::error_handler_t::replace);
     return entry;
   }
   entry.text.reserve(512);
   json_text_writer writer{entry.text};
-  const auto user_keys = write_meta_event(writer, event, c, destination, dropped);
+  const auto user_keys = write_meta_event(writer, event, c, destination, dropped, now);
   writer.finish();
   entry.text.shrink_to_fit();  // kept until the batch is sent: a thousand at a time
   entry.match_keys = match_keys_from(

@@ -228,7 +228,7 @@ preparation meta_provider::prepare(const outbound_event& event, std::chrono::sys
       out.error = "user_agent: required by Meta (client_user_agent) when action_source is website";
     if (out.error) return out;
   }
-  auto entry = meta_event_entry_for(event, c, destination_, out.dropped);
+  auto entry = meta_event_entry_for(event, c, destination_, out.dropped, now);
   out.match_keys = std::move(entry.match_keys);
   auto state = std::make_shared<meta_prepared>();
   state->event_text = std::move(entry.text);

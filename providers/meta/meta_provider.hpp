@@ -89,10 +89,13 @@ inline constexpr std::array<std::string_view, 10> meta_setting_keys{
 // system_generated), then extra.meta merged.
 // User fields go as arrays (Meta takes several values), repeats after
 // normalization removed; unusable values are added to `dropped`.
+// `now`: the engine's clock (a date of birth after its day is unusable).
 [[nodiscard]] nlohmann::json meta_event_json(const outbound_event& event, const canonical_event& canonical,
-                                             const meta_destination& destination, dropped_fields& dropped);
+                                             const meta_destination& destination, dropped_fields& dropped,
+                                             std::chrono::system_clock::time_point now);
 [[nodiscard]] nlohmann::json meta_event_json(const outbound_event& event, const canonical_event& canonical,
-                                             const meta_destination& destination);
+                                             const meta_destination& destination,
+                                             std::chrono::system_clock::time_point now);
 
 // The match keys (match_keys.hpp) one entry of "data" carries.
 [[nodiscard]] std::vector<std::string> meta_match_keys(const nlohmann::json& event);
@@ -106,7 +109,8 @@ struct meta_event_entry {
   std::vector<std::string> match_keys;
 };
 [[nodiscard]] meta_event_entry meta_event_entry_for(const outbound_event& event, const canonical_event& canonical,
-                                                    const meta_destination& destination, dropped_fields& dropped);
+                                                    const meta_destination& destination, dropped_fields& dropped,
+                                                    std::chrono::system_clock::time_point now);
 
 // Graph API error envelope: {"error": {"message", "type", "code", "error_subcode",
 // "is_transient", "error_user_title", "error_user_msg", "fbtrace_id"}}.

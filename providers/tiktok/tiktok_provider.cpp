@@ -101,14 +101,14 @@ std::string tiktok_track_url(const tiktok_destination& destination) {
 }
 
 json tiktok_event_json(const outbound_event& event, const canonical_event& c, const tiktok_destination& destination,
-                       dropped_fields& dropped) {
+                       dropped_fields& dropped, std::chrono::system_clock::time_point now) {
   json e = json::object();
   e["event"] = event.event_name;
   e["event_time"] = c.event_time;
   e["event_id"] = event.idempotency_key;
 
   // One value as a string, several as a list (TikTok takes both).
-  user_field_reader fields{c, destination.default_phone_country_code, dropped};
+  user_field_reader fields{c, destination.default_phone_country_code, dropped, now};
   json user = json::object();
   const auto hashed = [&](const char* key, pii_field field, const std::vector<std::string>& raws) {
     auto values = fields.hashed(key, field, raws);
@@ -145,9 +145,9 @@ json tiktok_event_json(const outbound_event& event, const canonical_event& c, co
 }
 
 json tiktok_event_json(const outbound_event& event, const canonical_event& canonical,
-                       const tiktok_destination& destination) {
+                       const tiktok_destination& destination, std::chrono::system_clock::time_point now) {
   dropped_fields ignored;
-  return tiktok_event_json(event, canonical, destination, ignored);
+  return tiktok_event_json(event, canonical, destination, ignored, now);
 }
 
 std::vector<std::string> tiktok_match_keys(const json& event) {
@@ -230,7 +230,7 @@ preparation tiktok_provider::prepare(const outbound_event& event, std::chrono::s
   }
   if (out.error) return out;
   auto state = std::make_shared<tiktok_prepared>();
-  state->event = tiktok_event_json(event, c, destination_, out.dropped);
+  state->event = tiktok_event_json(event, c, destination_, out.dropped, now);
   out.match_keys = tiktok_match_keys(state->event);
   out.state = std::move(state);
   return out;

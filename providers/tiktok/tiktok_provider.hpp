@@ -84,9 +84,11 @@ inline constexpr std::array<std::string_view, 9> tiktok_setting_keys{"access_tok
 // when the event has event_source_url.
 // Unusable user values are added to `dropped`.
 [[nodiscard]] nlohmann::json tiktok_event_json(const outbound_event& event, const canonical_event& canonical,
-                                               const tiktok_destination& destination, dropped_fields& dropped);
+                                               const tiktok_destination& destination, dropped_fields& dropped,
+                                               std::chrono::system_clock::time_point now);
 [[nodiscard]] nlohmann::json tiktok_event_json(const outbound_event& event, const canonical_event& canonical,
-                                               const tiktok_destination& destination);
+                                               const tiktok_destination& destination,
+                                               std::chrono::system_clock::time_point now);
 // The match keys (match_keys.hpp) one entry of "data" carries.
 [[nodiscard]] std::vector<std::string> tiktok_match_keys(const nlohmann::json& event);
 

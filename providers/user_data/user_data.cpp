@@ -60,7 +60,7 @@ std::optional<date_parts> read_date(std::string_view s) {
   return date_parts{number(y), number(m), number(d)};
 }
 
-normalize_result date_of_birth(std::string_view raw) {
+normalize_result date_of_birth(std::string_view raw, std::optional<std::chrono::sys_days> today) {
   const std::string_view s = unicode::trim(raw);
   const auto parts = read_date(s);
   constexpr const char* formats = "not in a documented format (YYYYMMDD, YYYY-MM-DD, MM/DD/YYYY)";
@@ -75,7 +75,9 @@ normalize_result date_of_birth(std::string_view raw) {
                             day{static_cast<unsigned>(parts->day)}};
   if (!date.ok()) return rejected("invalid_date", "impossible date (no such day in that month)");
   if (parts->year < 1900) return rejected("invalid_date", "a year before 1900");
-  if (sys_days{date} > floor<days>(system_clock::now())) return rejected("invalid_date", "a date in the future");
+  if (sys_days{date} > today.value_or(floor<days>(system_clock::now()))) {
+    return rejected("invalid_date", "a date in the future");
+  }
   return accepted(padded(parts->year, 4) + padded(parts->month, 2) + padded(parts->day, 2));
 }
 
@@ -130,7 +132,7 @@ normalize_result by_rule(pii_field field, std::string_view raw, const normalize_
     case pii_field::zip: return accepted(normalize_zip(raw));
     case pii_field::postal_code_google: return accepted(normalize_postal_code_google(raw));
     case pii_field::country: return country(raw);
-    case pii_field::date_of_birth: return date_of_birth(raw);
+    case pii_field::date_of_birth: return date_of_birth(raw, options.today);
     case pii_field::external_id: return accepted(normalize_external_id(raw));
     case pii_field::gender: return gender(raw);
   }
@@ -228,7 +230,9 @@ std::string normalize_zip(std::string_view raw) {
 
 std::optional<std::string> normalize_country(std::string_view raw) { return iso3166::country_code(raw); }
 
-std::optional<std::string> normalize_date_of_birth(std::string_view raw) { return date_of_birth(raw).value; }
+std::optional<std::string> normalize_date_of_birth(std::string_view raw, std::optional<std::chrono::sys_days> today) {
+  return date_of_birth(raw, today).value;
+}
 
 std::optional<std::string> normalize_gender(std::string_view raw) {
   // As Meta's SDK: letters only, then the one-letter form.

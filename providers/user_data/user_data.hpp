@@ -26,6 +26,7 @@
 //                 from 1900 to today
 //   gender        "f" or "m" (from f, m, female, male, any case)
 //   external_id   trimmed and lower-cased, as Meta's Parameter Builder does (every provider)
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,7 +66,8 @@ enum class phone_style {
 [[nodiscard]] std::string normalize_state(std::string_view raw);
 [[nodiscard]] std::string normalize_zip(std::string_view raw);
 [[nodiscard]] std::optional<std::string> normalize_country(std::string_view raw);
-[[nodiscard]] std::optional<std::string> normalize_date_of_birth(std::string_view raw);
+[[nodiscard]] std::optional<std::string> normalize_date_of_birth(std::string_view raw,
+                                                                 std::optional<std::chrono::sys_days> today = {});
 [[nodiscard]] std::optional<std::string> normalize_gender(std::string_view raw);
 [[nodiscard]] std::string normalize_external_id(std::string_view raw);
 
@@ -93,6 +95,10 @@ struct normalize_options {
   // A Meta Parameter Builder hash ("<64 hex>.<appendix>") goes as it came (Meta reads the
   // appendix); when false (TikTok, Google) only its 64 hex characters go.
   bool keep_hash_appendix = false;
+  // Dates of birth after this day are refused: the providers pass the day of the
+  // engine's clock (user_field_reader), so tests can fix it. nullopt: the system
+  // date (the command-line tools).
+  std::optional<std::chrono::sys_days> today;
 };
 
 // Why a value was left out: `reason` is a short metric label, `detail` one line

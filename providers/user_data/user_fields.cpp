@@ -5,8 +5,9 @@
 namespace outbox::providers {
 
 user_field_reader::user_field_reader(const canonical_event& event, std::string_view default_calling_code,
-                                     dropped_fields& dropped)
+                                     dropped_fields& dropped, std::chrono::system_clock::time_point now)
     : dropped_(dropped) {
+  options_.today = std::chrono::floor<std::chrono::days>(now);
   options_.default_calling_code = std::string{default_calling_code};
   for (const auto& raw : event.country) {
     if (auto country = normalize_field(pii_field::country, raw, options_); country.ok()) {

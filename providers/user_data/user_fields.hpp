@@ -3,6 +3,7 @@
 // normalize each value (user_data.hpp), hash it, drop what is unusable with a
 // reason, and remove repeats that only show after normalization ("A@x.com" and
 // "a@x.com " are one email).
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +18,9 @@ class user_field_reader {
  public:
   // `default_calling_code`: the destination's, for phones without one; the row's
   // first usable country is the phone region and the state lookup's country.
-  user_field_reader(const canonical_event& event, std::string_view default_calling_code, dropped_fields& dropped);
+  // `now`: the engine's clock (a date of birth after its day is unusable).
+  user_field_reader(const canonical_event& event, std::string_view default_calling_code, dropped_fields& dropped,
+                    std::chrono::system_clock::time_point now);
 
   // SHA-256 hex of each usable value of `raws` (field `name` in drop notes).
   [[nodiscard]] std::vector<std::string> hashed(std::string_view name, pii_field field,

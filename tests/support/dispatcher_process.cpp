@@ -12,6 +12,7 @@
 
 #include "tests/support/child_process.hpp"
 #include "tests/support/engine_harness.hpp"
+#include "tests/support/file_change_wait.hpp"
 
 #ifndef OUTBOX_DISPATCHER_EXE
 #error "OUTBOX_DISPATCHER_EXE must name the dispatcher executable"
@@ -107,7 +108,8 @@ std::size_t dispatcher_process::count_in_logs(std::string_view text) const { ret
 
 bool dispatcher_process::wait_for_log(std::string_view text, std::chrono::milliseconds timeout,
                                       std::size_t times) const {
-  return eventually([&] { return count_in_logs(text) >= times; }, timeout);
+  return wait_for_file_change(
+      log_path_, pidfd_, [&] { return count_in_logs(text) >= times; }, timeout);
 }
 
 cli_result run_cli(std::vector<std::string> args, const environment& overrides, std::chrono::milliseconds timeout) {

@@ -61,7 +61,8 @@ class dispatcher_process {
   [[nodiscard]] std::string describe(std::size_t lines = 60) const;
   // How many times `text` occurs in logs().
   [[nodiscard]] std::size_t count_in_logs(std::string_view text) const;
-  // Waits (polling the log file) until `text` occurs at least `times` times.
+  // Waits until `text` occurs at least `times` times: woken by each write to the
+  // log (inotify), not a polling interval; false at once if the process exited without it.
   [[nodiscard]] bool wait_for_log(std::string_view text, std::chrono::milliseconds timeout,
                                   std::size_t times = 1) const;
 

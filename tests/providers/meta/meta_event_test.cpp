@@ -48,6 +48,9 @@ std::vector<json> payloads() {
   };
 }
 
+// The engine's clock on 2026-01-01 (the payloads' event time).
+const std::chrono::system_clock::time_point now{std::chrono::seconds{1767225600}};
+
 }  // namespace
 
 TEST_CASE("meta entry: the text parses to meta_event_json's document, with the same match keys and drops") {
@@ -63,9 +66,9 @@ TEST_CASE("meta entry: the text parses to meta_event_json's document, with the s
     const auto& c = std::get<canonical_event>(parsed);
     const outbound_event e = event_of(payload);
     dropped_fields dropped_by_document;
-    const json document = meta_event_json(e, c, d, dropped_by_document);
+    const json document = meta_event_json(e, c, d, dropped_by_document, now);
     dropped_fields dropped_by_text;
-    const meta_event_entry entry = meta_event_entry_for(e, c, d, dropped_by_text);
+    const meta_event_entry entry = meta_event_entry_for(e, c, d, dropped_by_text, now);
     CHECK(json::parse(entry.text) == document);
     CHECK(entry.match_keys == meta_match_keys(document));
     CHECK(dropped_by_text.size() == dropped_by_document.size());
@@ -81,14 +84,31 @@ TEST_CASE("meta entry: an empty custom_data is left out, an empty user_data is k
   const json payload = json::parse(R"j({"event_time": 1767225600, "action_source": "email"})j");
   const auto c = std::get<canonical_event>(parse_canonical_event(payload));
   dropped_fields dropped;
-  const auto entry = meta_event_entry_for(event_of(payload), c, d, dropped);
+  const auto entry = meta_event_entry_for(event_of(payload), c, d, dropped, now);
   const json back = json::parse(entry.text);
   CHECK_FALSE(back.contains("custom_data"));
   REQUIRE(back.contains("user_data"));
   CHECK(back["user_data"] == json::object());
   CHECK(back["action_source"] == "email");
   CHECK(entry.match_keys.empty());
-  CHECK(back == meta_event_json(event_of(payload), c, d));
+  CHECK(back == meta_event_json(event_of(payload), c, d, now));
+}
+
+TEST_CASE("meta entry: a date of birth is in the future by the engine's clock, not the machine's") {
+  meta_destination d;
+  d.pixel_id = "1";
+  d.access_token = "t";
+  const json payload =
+      json::parse(R"j({"event_time": 1767225600, "action_source": "email", "date_of_birth": "2026-01-02"})j");
+  const auto c = std::get<canonical_event>(parse_canonical_event(payload));
+  const auto on = [&](std::chrono::system_clock::time_point clock) {
+    dropped_fields dropped;
+    const auto entry = meta_event_entry_for(event_of(payload), c, d, dropped, clock);
+    return std::pair{json::parse(entry.text)["user_data"].contains("db"), dropped.size()};
+  };
+  // The day before: a date in the future, dropped with a reason. From that day on: sent.
+  CHECK(on(now) == std::pair{false, std::size_t{1}});
+  CHECK(on(now + std::chrono::days{1}) == std::pair{true, std::size_t{0}});
 }
 
 }  // namespace meta_event_test

@@ -223,6 +223,14 @@ TEST_CASE("user data: date of birth, rejected forms and dates") {
   CHECK(detail("199005261") == formats);
   CHECK(detail("1899-12-31") == "a year before 1900");
   CHECK(detail("2999-01-01") == "a date in the future");
+  // "Today" is the caller's (the providers pass the engine's clock): the day itself is accepted.
+  using std::chrono::sys_days;
+  const sys_days today{std::chrono::year{2026} / 12 / 7};
+  CHECK(normalize_date_of_birth("2026-12-07", today) == "20261207");
+  CHECK_FALSE(normalize_date_of_birth("2026-12-08", today).has_value());
+  normalize_options options;
+  options.today = today - std::chrono::days{1};
+  CHECK(normalize_field(pii_field::date_of_birth, "2026-12-07", options).detail == "a date in the future");
   CHECK(detail("0000-00-00") == "impossible date (no such month)");
 }
 
