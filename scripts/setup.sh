@@ -30,6 +30,9 @@ test_packages=(
   postgresql-15 postgresql-contrib ca-certificates openssl
   # The Django app's tests (examples/django) and the Kubernetes example's check (YAML).
   python3-django python3-psycopg2 python3-yaml
+  # Sealing destination secrets from the CRM (examples/django/outbox_events/sealing.py):
+  # X25519, HKDF and AES-GCM from the library Debian keeps, not hand-written crypto.
+  python3-cryptography
   # The Django app as a package (examples/django/pyproject.toml): a virtualenv, pip, and the
   # setuptools backend with wheel, which `pip install --no-build-isolation` uses from Debian.
   python3-venv python3-pip python3-setuptools python3-wheel

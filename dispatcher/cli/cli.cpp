@@ -48,6 +48,8 @@ constexpr subcommand subcommands[] = {
     {"import-ledgers", "record the CRM's JSON sent-ledgers as sent rows; --dry-run to look first",
      &import_ledgers_command},
     {"wake-mode", "show or switch how inserts wake dispatchers: always, adaptive or off", &wake_mode_command, true},
+    {"destination", "create, change, list or remove destinations kept in the database", &destination_command, true},
+    {"keys", "generate and publish the key that seals destination secrets in the database", &keys_command},
 };
 
 constexpr std::string_view operator_var = "OUTBOX_OPERATOR";

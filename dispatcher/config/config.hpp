@@ -96,6 +96,10 @@ struct config {
   std::chrono::seconds listen_heartbeat{10};
   backoff_policy backoff;
   std::string extra_ca_file;  // empty: system trust store only
+  // The private key that opens the registry's sealed secrets (dispatcher/secrets/sealing_keyring.hpp),
+  // and during a rotation the one before it. Empty: none (the registry's secrets cannot be opened).
+  std::string sealing_key_file;
+  std::string sealing_key_file_previous;
   std::size_t max_payload_bytes = 262144;
   log_level min_log_level = log_level::info;
   std::optional<std::string> metrics_address = "127.0.0.1:9464";  // nullopt: disabled
@@ -131,6 +135,22 @@ using environment = std::map<std::string, std::string, std::less<>>;
 // in other URLs the userinfo, every query value and secret-looking path segments
 // (mask_url_secrets() in config_describe.hpp). For `dispatcher config`.
 [[nodiscard]] std::string describe(const config& cfg);
+
+// A destination from the registry in the database (docs/destinations.md): its
+// keys in the environment's form, lower-case ("url", "concurrency",
+// "header__x-foo"), checked by the same code as OUTBOX_DEST__ variables. Each
+// problem is (key, message); the key is empty for one about the whole entry.
+struct destination_check {
+  std::optional<destination_config> destination;  // nullopt when there is a problem
+  std::vector<std::pair<std::string, std::string>> problems;
+};
+[[nodiscard]] destination_check check_destination(const std::string& provider, const std::string& name,
+                                                  const std::map<std::string, std::string>& keys);
+// Keys whose values are secrets: stored sealed in the registry, never given on
+// a command line, masked everywhere they are shown. Provider settings by name;
+// headers whose name looks secret ("header__authorization", "header__x-api-key").
+[[nodiscard]] bool is_secret_setting(std::string_view key);
+inline constexpr std::string_view header_key_prefix = "header__";
 
 // One provider kind the configuration accepts. To add one (meta, tiktok...), add
 // an entry in config_destinations.cpp pointing at the provider's own key list and validator.

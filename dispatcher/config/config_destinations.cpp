@@ -172,6 +172,8 @@ void parse_settings(const raw_destination& rd, const provider_kind& kind, destin
   if (!burst_set) d.burst = std::max(1, static_cast<int>(std::ceil(d.rate_per_second)));
 }
 
+}  // namespace
+
 // nullopt (and a problem) when the names or the provider are unusable.
 std::optional<destination_config> parse_destination(const std::string& provider, const std::string& name,
                                                     const raw_destination& rd, std::vector<std::string>& problems) {
@@ -198,8 +200,6 @@ std::optional<destination_config> parse_destination(const std::string& provider,
   }
   return d;
 }
-
-}  // namespace
 
 void parse_destinations(const raw_config& raw, config& cfg, std::vector<std::string>& problems) {
   for (const auto& [id, rd] : raw.destinations) {

@@ -98,6 +98,22 @@ void read_extra_ca_file(setting_reader& r, config& cfg) {
   }
 }
 
+// The key files must exist; whether they hold a key is checked where they are read
+// (the message then names the destinations whose secrets they open).
+void read_key_file(setting_reader& r, const char* name, std::string& file) {
+  file = r.text(name, "");
+  std::error_code ec;
+  if (!file.empty() && !std::filesystem::is_regular_file(file, ec)) r.problem(name, "no such file \"" + file + "\"");
+}
+
+void read_sealing_key_files(setting_reader& r, config& cfg) {
+  read_key_file(r, "OUTBOX_SEALING_KEY_FILE", cfg.sealing_key_file);
+}
+
+void read_previous_sealing_key_file(setting_reader& r, config& cfg) {
+  read_key_file(r, "OUTBOX_SEALING_KEY_FILE_PREVIOUS", cfg.sealing_key_file_previous);
+}
+
 void read_log_level(setting_reader& r, config& cfg) {
   const auto level = r.text("OUTBOX_LOG_LEVEL", "");
   if (level.empty()) return;
@@ -218,6 +234,10 @@ constexpr std::array table{
           [](const config& c) { return n(std::chrono::duration_cast<hours>(c.backoff.retry_horizon).count()); }),
     other("OUTBOX_EXTRA_CA_FILE", setting_kind::text, "", "PEM file of CA certificates trusted besides the system store",
           read_extra_ca_file, [](const config& c) { return c.extra_ca_file; }),
+    other("OUTBOX_SEALING_KEY_FILE", setting_kind::text, "", "X25519 private key (PEM) that opens the registry's sealed secrets",
+          read_sealing_key_files, [](const config& c) { return c.sealing_key_file; }),
+    other("OUTBOX_SEALING_KEY_FILE_PREVIOUS", setting_kind::text, "", "during a key rotation: the key before, still accepted",
+          read_previous_sealing_key_file, [](const config& c) { return c.sealing_key_file_previous; }),
     whole("OUTBOX_MAX_PAYLOAD_BYTES", "262144", 1, 64 * 1024 * 1024, "a larger payload makes the row dead without a request",
           [](config& c, std::int64_t v) { c.max_payload_bytes = static_cast<std::size_t>(v); }, [](const config& c) { return n(static_cast<std::int64_t>(c.max_payload_bytes)); }),
     other("OUTBOX_LOG_LEVEL", setting_kind::choice, "info", "lowest level written to stderr: debug, info, warn or error",

@@ -109,6 +109,10 @@ void check_lease_budget(const raw_config& raw, const config& cfg, std::vector<st
 
 // config_destinations.cpp
 void parse_destinations(const raw_config& raw, config& cfg, std::vector<std::string>& problems);
+// One destination; nullopt (and a problem) when the names or the provider are unusable.
+[[nodiscard]] std::optional<destination_config> parse_destination(const std::string& provider, const std::string& name,
+                                                                  const raw_destination& rd,
+                                                                  std::vector<std::string>& problems);
 
 // ---- small helpers (config_parts.cpp) ----------------------------------------------
 
