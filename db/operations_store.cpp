@@ -96,11 +96,13 @@ std::string dry_run_sql() {
 
 // Never touches idempotency_key or payload: a requeued row is the same event.
 // Rows a claim or another command holds are skipped, not waited for.
+// Appended, not `std::string(...) + ... + ...`: GCC 12 at -O3 prints a false -Warray-bounds on that.
 std::string requeue_sql() {
   return std::string(R"sql(
 WITH picked AS (
-    SELECT id, state, coalesce(last_error, '') AS last_error FROM event_delivery WHERE)sql") +
-         row_filter_sql + R"sql(
+    SELECT id, state, coalesce(last_error, '') AS last_error FROM event_delivery WHERE)sql")
+      .append(row_filter_sql)
+      .append(R"sql(
     FOR UPDATE SKIP LOCKED),
 upd AS (
     UPDATE event_delivery d SET state = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now()
@@ -110,7 +112,7 @@ logged AS (
     INSERT INTO event_delivery_attempt (delivery_id, attempt, started_at, duration_ms, outcome, error, lease_owner)
     SELECT id, 0, now(), 0, 'requeued', 'requeued from ' || state || ' by ' || $10, $10 FROM upd),
 wake AS (SELECT pg_notify('outbox_event_delivery', '') WHERE EXISTS (SELECT 1 FROM upd))
-SELECT upd.* FROM upd LEFT JOIN wake ON true ORDER BY id)sql";
+SELECT upd.* FROM upd LEFT JOIN wake ON true ORDER BY id)sql");
 }
 
 // What each manual settlement sets, and how the attempts log names it.
