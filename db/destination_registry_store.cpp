@@ -35,6 +35,10 @@ ON CONFLICT (provider, name) DO UPDATE SET
     settings = EXCLUDED.settings, secrets = EXCLUDED.secrets, enabled = EXCLUDED.enabled,
     updated_at = now(), updated_by = EXCLUDED.updated_by)sql";
 
+constexpr const char* make_rows_due_sql = R"sql(
+UPDATE event_delivery SET next_attempt_at = now()
+WHERE final_state IS NULL AND state = 'pending' AND provider = $1 AND destination = $2 AND next_attempt_at > now())sql";
+
 constexpr const char* registry_remove_sql = "DELETE FROM outbox_destination WHERE provider = $1 AND name = $2";
 
 constexpr const char* registry_unfinished_sql = R"sql(
@@ -110,13 +114,27 @@ asio::awaitable<void> put_registry_entry(connection& conn, const registry_entry&
   (void)co_await conn.async_query(registry_put_sql, std::move(args), registry_timeout);
 }
 
+// No co_await inside a braced initializer: GCC 12 then destroys the temporaries twice.
 asio::awaitable<registry_read> read_registry(connection& conn) {
+  registry_read out;
   const auto exists = co_await conn.async_query(registry_exists_sql, {}, registry_timeout);
-  if (!exists.boolean(0, 0)) co_return registry_read{{}, false};
-  co_return registry_read{co_await async_list_registry(conn), true};
+  out.supported = exists.boolean(0, 0);
+  if (out.supported) out.entries = co_await async_list_registry(conn);
+  co_return out;
+}
+
+asio::awaitable<std::int64_t> make_rows_due(connection& conn, std::string provider, std::string destination) {
+  params args{std::move(provider), std::move(destination)};
+  const auto r = co_await conn.async_query(make_rows_due_sql, std::move(args), registry_timeout);
+  co_return r.affected();
 }
 
 }  // namespace
+
+asio::awaitable<outcome<std::int64_t>> async_make_rows_due(connection& conn, std::string provider,
+                                                           std::string destination) {
+  co_return co_await async_try(make_rows_due(conn, std::move(provider), std::move(destination)));
+}
 
 asio::awaitable<outcome<registry_read>> async_read_registry(connection& conn) {
   co_return co_await async_try(read_registry(conn));

@@ -47,6 +47,11 @@ struct registry_read {
 };
 [[nodiscard]] boost::asio::awaitable<outcome<registry_read>> async_read_registry(connection& conn);
 
+// A destination just became usable here: its pending rows that wait for a later
+// look (the grace period's, a put-back's) are due now. Returns how many.
+[[nodiscard]] boost::asio::awaitable<outcome<std::int64_t>> async_make_rows_due(connection& conn, std::string provider,
+                                                                                std::string destination);
+
 // --- for the commands (they throw db::error) ---
 
 [[nodiscard]] boost::asio::awaitable<std::vector<registry_entry>> async_list_registry(connection& conn);

@@ -5,6 +5,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "db/destination_registry_store.hpp"
 #include "db/fleet_store.hpp"
 
 namespace outbox::db {
@@ -68,12 +69,16 @@ asio::awaitable<void> listener::async_listen_session() {
     }
     bool notified = false;
     bool pauses = false;
+    bool destinations = false;
     for (const auto& n : conn_->take_notifications()) {
       if (n.channel != options_.channel) continue;
       notified = true;
       pauses |= n.payload == pauses_changed_payload;
+      destinations |= n.payload == destinations_changed_payload;
     }
-    if (notified) emit(listener_event::kind::notification, false, pauses ? std::string{pauses_changed_payload} : "");
+    std::string signals = pauses ? std::string{pauses_changed_payload} : "";
+    if (destinations) signals.append(signals.empty() ? "" : ",").append(destinations_changed_payload);
+    if (notified) emit(listener_event::kind::notification, false, std::move(signals));
   }
 }
 

@@ -34,8 +34,9 @@ struct listener_event {
   };
   kind type = kind::notification;
   bool reconnected = false;
-  // lost: why. notification: pauses_changed_payload when a `dispatcher pause` or
-  // `resume` was among the notifications, else empty.
+  // lost: why. notification: the signals among the notifications, comma-separated:
+  // pauses_changed_payload (a `dispatcher pause` or `resume`),
+  // destinations_changed_payload (the registry changed); else empty.
   std::string detail;
 };
 

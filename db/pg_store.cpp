@@ -108,6 +108,12 @@ class pg_session final : public store_session {
     co_return co_await call([&](connection& c) { return async_try(db::async_fleet(c)); });
   }
 
+  async_outcome<registry_read> async_read_registry() override {
+    co_return co_await call([&](connection& c) { return db::async_read_registry(c); });
+  }
+  async_outcome<std::int64_t> async_make_rows_due(std::string provider, std::string destination) override {
+    co_return co_await call([&](connection& c) { return db::async_make_rows_due(c, provider, destination); });
+  }
   async_outcome<std::string> async_wake_mode() override {
     co_return co_await call([&](connection& c) { return async_try(db::async_wake_mode(c)); });
   }

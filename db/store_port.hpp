@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/delivery_store.hpp"
+#include "db/destination_registry_store.hpp"
 #include "db/error.hpp"
 #include "db/fleet_store.hpp"
 #include "db/listener.hpp"
@@ -72,6 +73,11 @@ class store_session {
   [[nodiscard]] virtual async_outcome<void> async_beat(const heartbeat& beat) = 0;
   [[nodiscard]] virtual async_outcome<void> async_goodbye(std::string instance) = 0;
   [[nodiscard]] virtual async_outcome<nlohmann::json> async_fleet() = 0;
+
+  // --- destinations kept in the database (db/destination_registry_store.hpp) ---
+  [[nodiscard]] virtual async_outcome<registry_read> async_read_registry() = 0;
+  [[nodiscard]] virtual async_outcome<std::int64_t> async_make_rows_due(std::string provider,
+                                                                        std::string destination) = 0;
 
   // --- the wake mode (db/wake_signal.hpp) ---
   [[nodiscard]] virtual async_outcome<std::string> async_wake_mode() = 0;

@@ -164,6 +164,12 @@ void print_dispatchers(const nlohmann::json& fleet) {
               << " pid " << d.value("pid", 0) << "  up since " << time_text(d, "started_at") << "  last seen "
               << time_text(d, "last_seen") << "\n";
     for (const auto& p : d.value("automatic_pauses", nlohmann::json::array())) {
+      if (p.value("kind", "") == "registry") {  // a destination of the registry it cannot use: its rows wait
+        std::cout << "    registry destination " << text(p, "provider") << "/" << text(p, "destination") << " "
+                  << text(p, "reason") << "  -> dispatcher destination show " << text(p, "provider") << " "
+                  << text(p, "destination") << "\n";
+        continue;
+      }
       std::cout << "    paused by itself: " << text(p, "provider") << "/" << text(p, "destination") << " since "
                 << time_text(p, "since", "?") << " until " << time_text(p, "until", "?") << ": " << text(p, "reason")
                 << "  -> dispatcher resume " << text(p, "provider") << " " << text(p, "destination") << "\n";

@@ -101,6 +101,9 @@ struct config {
   std::string sealing_key_file;
   std::string sealing_key_file_previous;
   std::size_t max_payload_bytes = 262144;
+  // A row naming a destination nobody configured waits this long (pending, with
+  // the reason) for it to appear in the registry before it is dead; 0: dead at once.
+  std::chrono::seconds unknown_destination_grace{600};
   log_level min_log_level = log_level::info;
   std::optional<std::string> metrics_address = "127.0.0.1:9464";  // nullopt: disabled
   // A listener of its own for /healthz and /readyz only (nullopt: the probes are

@@ -30,7 +30,7 @@ class async_limiter {
   }
 
   void release() {
-    if (!waiters_.empty()) {
+    if (!waiters_.empty() && used_ <= limit_) {
       waiter* next = waiters_.front();  // the slot passes straight to the next waiter
       waiters_.pop_front();
       next->granted = true;
@@ -38,6 +38,19 @@ class async_limiter {
       return;
     }
     if (used_ > 0) --used_;
+  }
+
+  // A new CONCURRENCY (the registry changed it): a higher one lets waiters in
+  // at once; a lower one takes effect as slots are released.
+  void set_limit(std::size_t limit) {
+    limit_ = limit == 0 ? 1 : limit;
+    while (used_ < limit_ && !waiters_.empty()) {
+      ++used_;
+      waiter* next = waiters_.front();
+      waiters_.pop_front();
+      next->granted = true;
+      next->timer.cancel();
+    }
   }
 
   // Callers waiting for a slot now.

@@ -73,6 +73,8 @@ std::vector<std::string> claimer::skipped_destinations() const {
   destinations_.for_each([&](const destination& d) {
     if (d.gate.paused(now)) keys.push_back(d.key());
   });
+  // In the registry but not usable (disabled, invalid): their rows wait, unclaimed.
+  for (const auto& [key, why] : destinations_.unusable()) keys.push_back(key);
   return keys;
 }
 
@@ -178,11 +180,11 @@ asio::awaitable<bool> claimer::async_release_orphans(db::store_session& conn) {
 // One row alone for each destination whose automatic pause has ended.
 asio::awaitable<bool> claimer::async_probe(db::store_session& conn, std::size_t& capacity) {
   const auto now = rt_.clock.system_now();
-  std::vector<destination*> due;
-  destinations_.for_each([&](destination& d) {
-    if (d.gate.probe_due(now)) due.push_back(&d);
+  std::vector<std::shared_ptr<destination>> due;  // kept: the registry may drop one while a claim runs
+  destinations_.for_each_shared([&](const std::shared_ptr<destination>& d) {
+    if (d->gate.probe_due(now)) due.push_back(d);
   });
-  for (destination* d : due) {
+  for (const auto& d : due) {
     if (capacity == 0) break;
     auto req = request(1);
     req.only_destination = d->key();

@@ -26,6 +26,19 @@ bool destination_gate::resume() {
   return was;
 }
 
+void destination_gate::set_configured_paused(bool paused, time_point now) {
+  if (paused == configured_) return;
+  if (paused) {
+    configure_paused(now);
+    return;
+  }
+  configured_ = false;
+  if (!manual_ && state_ == state::open) {
+    reason_.clear();
+    since_.reset();
+  }
+}
+
 bool destination_gate::open(time_point) const { return !manual_ && !configured_ && state_ == state::open; }
 
 bool destination_gate::probe_due(time_point now) const {

@@ -40,6 +40,9 @@ class destination_gate {
     since_ = now;
   }
 
+  // PAUSED changed in the registry: set or lifted without a restart.
+  void set_configured_paused(bool paused, time_point now);
+
   // Rows may be claimed for this destination by the ordinary claim.
   [[nodiscard]] bool open(time_point now) const;
   // An automatic pause has ended and no probe is out yet: claim one row alone.

@@ -10,6 +10,17 @@ std::string key_of(std::string_view provider, std::string_view name) {
   return key;
 }
 
+bool same_oauth(const providers::oauth_settings& a, const providers::oauth_settings& b) {
+  return a.token_url == b.token_url && a.client_id == b.client_id && a.client_secret == b.client_secret &&
+         a.refresh_token == b.refresh_token;
+}
+
+bool same_config(const destination_config& a, const destination_config& b) {
+  return a.settings == b.settings && a.extra_headers == b.extra_headers && a.concurrency == b.concurrency &&
+         a.rate_per_second == b.rate_per_second && a.burst == b.burst && a.paused == b.paused &&
+         a.max_4xx_share == b.max_4xx_share;
+}
+
 }  // namespace
 
 destination::destination(boost::asio::any_io_executor ex, const destination_config& cfg,
@@ -21,22 +32,110 @@ destination::destination(boost::asio::any_io_executor ex, const destination_conf
       limiter(ex, static_cast<std::size_t>(cfg.concurrency)),
       bucket(cfg.rate_per_second, cfg.burst, steady_now),
       max_4xx_share(cfg.max_4xx_share) {
-  if (const auto* oauth = provider->oauth()) tokens.emplace(ex, *oauth);
+  if (const auto* oauth = provider->oauth()) tokens = std::make_shared<providers::oauth_token_source>(ex, *oauth);
   if (cfg.paused) gate.configure_paused(now);
+}
+
+void destination::reconfigure(boost::asio::any_io_executor ex, const destination_config& cfg,
+                              std::unique_ptr<providers::provider> impl, std::chrono::system_clock::time_point now) {
+  const providers::oauth_settings* before = provider->oauth();
+  const providers::oauth_settings* after = impl->oauth();
+  if (!after) {
+    tokens.reset();
+  } else if (!before || !same_oauth(*before, *after)) {
+    tokens = std::make_shared<providers::oauth_token_source>(ex, *after);  // requests under way keep the old one
+  }
+  provider = std::move(impl);
+  limiter.set_limit(static_cast<std::size_t>(cfg.concurrency));
+  bucket.configure(cfg.rate_per_second, cfg.burst);
+  gate.set_configured_paused(cfg.paused, now);
+  max_4xx_share = cfg.max_4xx_share;
 }
 
 destination_registry::destination_registry(boost::asio::any_io_executor ex, const config& cfg,
                                            std::chrono::system_clock::time_point now,
-                                           std::chrono::steady_clock::time_point steady_now) {
+                                           std::chrono::steady_clock::time_point steady_now)
+    : ex_(ex) {
   for (const auto& d : cfg.destinations) {
-    by_key_.emplace(key_of(d.provider, d.name),
-                    std::make_unique<destination>(ex, d, make_provider(d), now, steady_now));
+    const auto key = key_of(d.provider, d.name);
+    by_key_.emplace(key, std::make_shared<destination>(ex, d, make_provider(d), now, steady_now));
+    from_environment_.insert(key);
   }
 }
 
 destination* destination_registry::find(std::string_view provider, std::string_view name) {
   const auto it = by_key_.find(key_of(provider, name));
   return it == by_key_.end() ? nullptr : it->second.get();
+}
+
+const destination* destination_registry::find(std::string_view provider, std::string_view name) const {
+  const auto it = by_key_.find(key_of(provider, name));
+  return it == by_key_.end() ? nullptr : it->second.get();
+}
+
+std::shared_ptr<destination> destination_registry::find_shared(std::string_view provider, std::string_view name) {
+  const auto it = by_key_.find(key_of(provider, name));
+  return it == by_key_.end() ? nullptr : it->second;
+}
+
+std::optional<std::string> destination_registry::unusable_reason(std::string_view provider,
+                                                                 std::string_view name) const {
+  const auto it = unusable_.find(key_of(provider, name));
+  if (it == unusable_.end()) return std::nullopt;
+  return it->second;
+}
+
+registry_changes destination_registry::apply_registry(const std::vector<registry_destination>& entries,
+                                                      std::chrono::system_clock::time_point now,
+                                                      std::chrono::steady_clock::time_point steady_now) {
+  registry_changes out;
+  std::map<std::string, std::string, std::less<>> unusable;
+  std::set<std::string, std::less<>> seen;
+  for (const auto& e : entries) {
+    const auto key = key_of(e.provider, e.name);
+    if (from_environment_.contains(key)) {
+      out.shadowed.push_back(key);
+      continue;
+    }
+    std::unique_ptr<providers::provider> impl;
+    std::string why = e.unusable;
+    if (e.config) {
+      try {
+        impl = make_provider(*e.config);
+      } catch (const std::exception& ex) {
+        why = std::string("cannot be built: ") + ex.what();
+      }
+    }
+    if (!impl) {
+      if (!unusable_.contains(key) || unusable_.at(key) != why) out.unusable.emplace_back(key, why);
+      unusable.emplace(key, why);
+      continue;
+    }
+    seen.insert(key);
+    const auto before = from_registry_.find(key);
+    if (before == from_registry_.end()) {
+      by_key_[key] = std::make_shared<destination>(ex_, *e.config, std::move(impl), now, steady_now);
+      out.added.push_back(key);
+    } else if (!same_config(before->second, *e.config)) {
+      by_key_.at(key)->reconfigure(ex_, *e.config, std::move(impl), now);
+      out.changed.push_back(key);
+    }
+    from_registry_[key] = *e.config;
+  }
+  for (auto it = from_registry_.begin(); it != from_registry_.end();) {
+    if (seen.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    by_key_.at(it->first)->limiter.abort_waiters();  // rows waiting for its slots go back to pending
+    by_key_.erase(it->first);
+    if (!unusable.contains(it->first)) out.removed.push_back(it->first);
+    it = from_registry_.erase(it);
+  }
+  unusable_ = std::move(unusable);
+  read_at_ = now;
+  supported_ = true;
+  return out;
 }
 
 void destination_registry::abort_waiters() {

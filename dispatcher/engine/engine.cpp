@@ -37,6 +37,7 @@ engine::engine(asio::any_io_executor ex, const config& cfg, logger& log, engine_
       rt_{ex, ports.clock ? *ports.clock : real_clock(), log, metrics_},
       instance_id_(make_instance_id(cfg.instance_name.value_or(""))),
       destinations_(ex, cfg, rt_.clock.system_now(), rt_.clock.steady_now()),
+      registry_keys_(load_registry_keys(cfg)),
       own_http_(ports.http ? nullptr : std::make_unique<providers::https_client>(ex, http_options(cfg))),
       settler_(rt_, settler_options_from(cfg), store_, destinations_, in_flight_, instance_id_,
                claimer_signals{[this] { claimer_.wake(); }, [this] { claimer_.capacity_freed(); }}),
@@ -44,13 +45,14 @@ engine::engine(asio::any_io_executor ex, const config& cfg, logger& log, engine_
           rt_, sender_options_from(cfg), destinations_, in_flight_, stopping_, [this] { claimer_.wake(); }, settler_,
           ports.http ? *ports.http : *own_http_),
       claimer_(rt_, claimer_options_from(cfg), store_, destinations_, in_flight_, instance_id_, stopping_, sender_),
-      maintenance_(rt_, maintenance_options_from(cfg), store_, destinations_, in_flight_, instance_id_, stopping_,
-                   claimer_),
+      maintenance_(rt_, maintenance_options_from(cfg), store_, destinations_, registry_keys_, in_flight_, instance_id_,
+                   stopping_, claimer_),
       reconciler_(rt_, reconciler_options_from(cfg), store_, destinations_, ports.http),
       drain_timer_(ex, rt_.clock) {
   if (auto* pg = dynamic_cast<db::pg_store*>(&store_)) {
     pg->set_claims_skip_flush_wait(claims_may_skip_flush_wait(cfg, destinations_));
   }
+  destinations_.on_reload_request = [this] { maintenance_.reload_registry(); };
   sender_.on_task_done = [this] {
     if (stopping_) drain_timer_.cancel();
   };
@@ -81,7 +83,8 @@ void engine::on_listener_event(const db::listener_event& e) {
   switch (e.type) {
     case db::listener_event::kind::notification:
       ++rt_.metrics.notifications;
-      if (maintenance_.any_on_call_pause() || e.detail == db::pauses_changed_payload) {
+      if (e.detail.find(db::destinations_changed_payload) != std::string::npos) maintenance_.reload_registry();
+      if (maintenance_.any_on_call_pause() || e.detail.find(db::pauses_changed_payload) != std::string::npos) {
         // Maybe `dispatcher resume`: re-read pauses first, or the claim would skip
         // the just-released destination. The reload wakes the claimer.
         maintenance_.reload_pauses();

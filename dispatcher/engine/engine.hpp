@@ -26,6 +26,7 @@
 #include "dispatcher/engine/in_flight.hpp"
 #include "dispatcher/engine/maintenance.hpp"
 #include "dispatcher/engine/reconciler.hpp"
+#include "dispatcher/engine/registry_entries.hpp"
 #include "dispatcher/engine/sender.hpp"
 #include "dispatcher/engine/settler.hpp"
 #include "dispatcher/ops/log.hpp"
@@ -77,6 +78,7 @@ class engine {
   engine_runtime rt_;
   const std::string instance_id_;
   destination_registry destinations_;
+  const registry_keys registry_keys_;
   in_flight_table in_flight_;
   bool stopping_ = false;
   std::unique_ptr<providers::https_client> own_http_;  // when no transport was given

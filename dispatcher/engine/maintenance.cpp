@@ -20,11 +20,13 @@ constexpr auto retry_delay = 1s;  // after a failed round: leases must not lapse
 }  // namespace
 
 maintenance::maintenance(engine_runtime rt, maintenance_options options, db::delivery_store& store,
-                         destination_registry& destinations, const in_flight_table& in_flight,
-                         const std::string& instance_id, const bool& stopping, claimer& claim)
+                         destination_registry& destinations, const registry_keys& keys,
+                         const in_flight_table& in_flight, const std::string& instance_id, const bool& stopping,
+                         claimer& claim)
     : rt_(rt),
       options_(options),
       destinations_(destinations),
+      keys_(keys),
       in_flight_(in_flight),
       instance_id_(instance_id),
       stopping_(stopping),
@@ -43,13 +45,21 @@ void maintenance::reload_pauses() {
   timer_.cancel();
 }
 
+void maintenance::reload_registry() {
+  registry_reload_requested_ = true;
+  timer_.cancel();
+}
+
 // Before the first claim. The destinations' policies come first, and until they
 // are recorded nothing is claimed: a process killed right after its first claim
 // must leave behind what a sweep from a bare shell needs (hold, not resend, a
 // Meta row), and `dispatcher pause NAME` must know the destination.
 asio::awaitable<void> maintenance::async_prepare() {
   while (!policies_recorded_ && !stopping_ && !stop_) {
-    if (db::store_session* conn = co_await link_.async_get()) (void)co_await async_record_policies(*conn);
+    // The registry's destinations first: their policies are recorded with the others.
+    db::store_session* conn = co_await link_.async_get();
+    if (conn && !registry_read_) registry_read_ = co_await async_read_registry(*conn);
+    if (conn && registry_read_) (void)co_await async_record_policies(*conn);
     if (policies_recorded_) break;
     timer_.expires_after(retry_delay);
     (void)co_await timer_.async_wait();
@@ -73,7 +83,7 @@ asio::awaitable<void> maintenance::async_run() {
     retry = !read;
   }
   while (!stop_) {
-    if (!reload_requested_) {
+    if (!reload_requested_ && !registry_reload_requested_) {
       // A sweep the database kept from running stays due; waiting for it then
       // would not wait at all (the maintenance connection retried about every
       // 2 ms, a log line each, through a whole outage). A retry waits its delay,
@@ -89,7 +99,8 @@ asio::awaitable<void> maintenance::async_run() {
       continue;
     }
     bool ok = true;
-    if (std::exchange(reload_requested_, false)) {
+    if (std::exchange(registry_reload_requested_, false)) ok = co_await async_read_registry(*conn);
+    if (ok && std::exchange(reload_requested_, false)) {
       ok = co_await async_load_pauses(*conn);
       claimer_.wake();
     }
@@ -99,6 +110,7 @@ asio::awaitable<void> maintenance::async_run() {
       next_sweep = rt_.clock.steady_now() + options_.sweep_interval;
       ok = co_await async_sweep(*conn);
       if (ok) ok = co_await async_load_pauses(*conn);
+      if (ok) ok = co_await async_read_registry(*conn);  // the safety net: a notification is only a hint
       if (ok) ok = co_await async_refresh(*conn);
     }
     retry = !ok;

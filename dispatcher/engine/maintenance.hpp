@@ -6,6 +6,7 @@
 // records this dispatcher's destination policies for `dispatcher sweep`, its
 // heartbeat (with its automatic pauses) and the delivery lag per destination.
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,14 +20,16 @@
 #include "dispatcher/engine/engine_runtime.hpp"
 #include "dispatcher/engine/in_flight.hpp"
 #include "dispatcher/engine/part_options.hpp"
+#include "dispatcher/engine/registry_entries.hpp"
 
 namespace outbox {
 
 class maintenance {
  public:
+  // `keys` open the registry's sealed secrets.
   maintenance(engine_runtime rt, maintenance_options options, db::delivery_store& store,
-              destination_registry& destinations, const in_flight_table& in_flight, const std::string& instance_id,
-              const bool& stopping, claimer& claim);
+              destination_registry& destinations, const registry_keys& keys, const in_flight_table& in_flight,
+              const std::string& instance_id, const bool& stopping, claimer& claim);
 
   // Reads pauses and the wake mode once, before the first claim (a paused
   // destination must get nothing, not even one claim).
@@ -36,6 +39,8 @@ class maintenance {
   void stop();
   // A notification may mean `dispatcher resume` or `pause`: re-read pauses now.
   void reload_pauses();
+  // The registry changed (a notification), or a row names a destination not known here: re-read it now.
+  void reload_registry();
   [[nodiscard]] bool any_on_call_pause() const noexcept { return any_on_call_pause_; }
 
  private:
@@ -47,6 +52,9 @@ class maintenance {
   [[nodiscard]] boost::asio::awaitable<bool> async_load_pauses(db::store_session& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_record_policies(db::store_session& conn);
   void apply_on_call_pauses(const std::vector<db::destination_pause>& pauses);
+  // maintenance_registry.cpp: the destinations of the registry, applied.
+  [[nodiscard]] boost::asio::awaitable<bool> async_read_registry(db::store_session& conn);
+  void log_registry_changes(const registry_changes& changes);
   // maintenance_fleet.cpp: "retry now" for automatic pauses, the heartbeat, the delivery lag.
   [[nodiscard]] boost::asio::awaitable<bool> async_apply_resume_requests(db::store_session& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_fleet_refresh(db::store_session& conn);
@@ -58,6 +66,7 @@ class maintenance {
   engine_runtime rt_;
   const maintenance_options options_;
   destination_registry& destinations_;
+  const registry_keys& keys_;
   const in_flight_table& in_flight_;
   const std::string& instance_id_;
   const bool& stopping_;
@@ -66,6 +75,9 @@ class maintenance {
   clock_timer timer_;
   bool stop_ = false;
   bool reload_requested_ = false;
+  bool registry_reload_requested_ = false;
+  bool registry_read_ = false;           // read once since start (before the first claim)
+  std::set<std::string> shadowed_told_;  // registry entries the environment overrides, logged once each
   bool any_on_call_pause_ = false;
   bool policies_recorded_ = false;
   std::string resume_marker_;    // newest resume request acted on (database time); empty before the first read

@@ -125,6 +125,16 @@ asio::awaitable<bool> maintenance::async_heartbeat(db::store_session& conn) {
                                      {"since", since ? iso_time(*since) : ""},
                                      {"until", until ? iso_time(*until) : ""}});
   });
+  // A registry destination that is not usable stops as a pause does: status shows it with the reason.
+  for (const auto& [key, why] : destinations_.unusable()) {
+    const auto slash = key.find('/');
+    beat.automatic_pauses.push_back({{"provider", key.substr(0, slash)},
+                                     {"destination", key.substr(slash + 1)},
+                                     {"reason", "not usable: " + why},
+                                     {"kind", "registry"},
+                                     {"since", ""},
+                                     {"until", ""}});
+  }
   const auto done = co_await conn.async_beat(beat);
   if (!done && schema_before_fleet(done.error())) {
     fleet_supported_ = false;

@@ -20,7 +20,9 @@ claimer_options claimer_options_from(const config& cfg) {
   return o;
 }
 
-sender_options sender_options_from(const config& cfg) { return {cfg.max_payload_bytes, cfg.backoff}; }
+sender_options sender_options_from(const config& cfg) {
+  return {cfg.max_payload_bytes, cfg.backoff, cfg.unknown_destination_grace};
+}
 
 settler_options settler_options_from(const config& cfg) { return {cfg.settle_window}; }
 

@@ -25,6 +25,7 @@ struct claimer_options {
 struct sender_options {
   std::size_t max_payload_bytes = 0;
   backoff_policy backoff;
+  std::chrono::seconds unknown_destination_grace{600};
 };
 
 struct settler_options {

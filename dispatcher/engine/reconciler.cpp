@@ -101,7 +101,8 @@ asio::awaitable<void> reconciler::async_check_due(db::store_session& conn) {
 asio::awaitable<db::request_check> reconciler::async_check(const db::due_request& due) {
   db::request_check check{due.provider, due.destination, due.request_id, "", "", unreadable_retry};
   const bool too_old = std::chrono::seconds{due.age_seconds} >= give_up_after;
-  auto* dest = destinations_.find(due.provider, due.destination);
+  // Kept for the whole check: the registry may drop the destination while it waits.
+  const auto dest = destinations_.find_shared(due.provider, due.destination);
   std::optional<providers::http_request> request;
   if (dest) request = dest->provider->status_request(due.request_id);
   if (!request) {

@@ -24,7 +24,6 @@ constexpr auto destination_pause = 60s;  // after a destination-wide failure (40
 // After the 4xx share crossed MAX_4XX_SHARE: long enough for on-call to look before
 // more of the app's error budget goes (`dispatcher resume` lifts it at once).
 constexpr auto client_error_pause = std::chrono::seconds{15min};
-constexpr const char* unknown_label = "unknown";  // metric label for rows naming no configured destination
 
 // A provider's check must never end the claim loop: an exception is a rejection too.
 providers::preparation prepared_for(const destination& dest, const providers::outbound_event& event,
@@ -69,60 +68,12 @@ void sender::stop() {
   for (auto* t : rate_waits_) t->cancel();
 }
 
-// Takes one row into flight; returns its settlement when it can never be sent
-// as it is (or must be held), else sets `dest`.
-// Why a row names no configured destination, and what to do about it.
-std::string sender::unknown_destination_error(const db::claimed_row& row) const {
-  const std::string named =
-      "no destination '" + row.destination + "' is configured for provider '" + row.provider + "'";
-  const std::string provider = providers::ascii_lowercase(row.provider);
-  const std::string destination = providers::ascii_lowercase(row.destination);
-  if (destinations_.find(provider, destination) != nullptr) {
-    // Configured under its lower-case name: the row was written with capitals (an SQL call, not the Django app).
-    return named + ": provider and destination names are case-sensitive, and '" + provider + "/" + destination +
-           "' is configured; enqueue the row with those names";
-  }
-  std::string var = "OUTBOX_DEST__" + row.provider + "__" + row.destination + "__...";
-  for (char& c : var) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-  return named + " (set " + var + ")";
-}
-
-std::optional<db::settlement> sender::route(const db::claimed_row& row, bool probe, destination*& dest) {
-  const auto now = rt_.clock.system_now();
-  const row_ticket ticket{row.id, row.lease_token, row.attempts, row.created_at};
-  dest = destinations_.find(row.provider, row.destination);
-  in_flight_row entry{ticket, dest ? row.provider : unknown_label, dest ? row.destination : unknown_label};
-  entry.hold_on_doubt = dest && dest->provider->hold_reclaimed();
-  entry.probe = probe;
-  if (!in_flight_.add(std::move(entry))) {
-    // Our own lease expired while the database was away and we claimed the row
-    // again: the request (or outcome) already under way settles under the new lease.
-    rt_.log.warn("re-claimed a row this process still has in flight; keeping its request", {{"row_id", row.id}});
-    dest = nullptr;
-    return std::nullopt;
-  }
-  if (row.reclaimed) {
-    ++rt_.metrics.reclaimed;
-    rt_.log.warn(
-        "took over a row whose lease expired",
-        {{"row_id", row.id}, {"provider", row.provider}, {"destination", row.destination}, {"attempt", row.attempts}});
-  }
-  if (!dest) return plan_rejection(ticket, unknown_destination_error(row), now);
-  if (row.reclaimed && dest->provider->hold_reclaimed()) {
-    return plan_hold(ticket,
-                     "the previous lease expired while a request may have been in flight; held for review "
-                     "because this destination does not rely on provider dedup (run `dispatcher requeue` to resend)",
-                     now);
-  }
-  return std::nullopt;
-}
-
 void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
   const auto now = rt_.clock.system_now();
-  std::map<destination*, std::vector<providers::outbound_event>> groups;
+  std::map<std::shared_ptr<destination>, std::vector<providers::outbound_event>> groups;
   for (auto& row : rows) {
     ++rt_.metrics.claimed;
-    destination* dest = nullptr;
+    std::shared_ptr<destination> dest;
     if (auto early = route(row, probe, dest)) {
       settle(std::move(*early));
       continue;
@@ -159,7 +110,7 @@ void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
   }
   if (probe) {
     for (const auto& row : rows) {
-      auto* dest = destinations_.find(row.provider, row.destination);
+      auto dest = destinations_.find_shared(row.provider, row.destination);
       if (dest && dest->gate.probing() && !groups.contains(dest)) dest->gate.probe_abandoned(now);
     }
   }
@@ -168,15 +119,15 @@ void sender::dispatch(std::vector<db::claimed_row> rows, bool probe) {
     for (std::size_t i = 0; i < events.size(); i += batch) {
       const auto first = events.begin() + static_cast<long>(i);
       const auto last = events.begin() + static_cast<long>(std::min(events.size(), i + batch));
-      spawn(*dest,
+      spawn(dest,
             std::vector<providers::outbound_event>(std::make_move_iterator(first), std::make_move_iterator(last)));
     }
   }
 }
 
-void sender::spawn(destination& dest, std::vector<providers::outbound_event> events) {
+void sender::spawn(std::shared_ptr<destination> dest, std::vector<providers::outbound_event> events) {
   ++active_;
-  asio::co_spawn(rt_.ex, async_send_batch(dest, std::move(events)), task_guard(rt_.log, "send", [this] {
+  asio::co_spawn(rt_.ex, async_send_batch(std::move(dest), std::move(events)), task_guard(rt_.log, "send", [this] {
                    --active_;
                    on_task_done();
                  }));
@@ -201,11 +152,18 @@ asio::awaitable<bool> sender::async_wait_turn(destination& dest) {
   co_return false;
 }
 
-asio::awaitable<void> sender::async_send_batch(destination& dest, std::vector<providers::outbound_event> events) {
+// Holds `kept` until its request is judged: the registry may drop the destination meanwhile.
+asio::awaitable<void> sender::async_send_batch(std::shared_ptr<destination> kept,
+                                               std::vector<providers::outbound_event> events) {
+  destination& dest = *kept;
   const bool probe = events.size() == 1 && in_flight_.find(events.front().row_id)->probe;
   const bool turn = co_await async_wait_turn(dest);
   if (!turn) {
-    put_back(events, 0ms, "released", "released unsent at shutdown");
+    if (stopping_) {
+      put_back(events, 0ms, "released", "released unsent at shutdown");
+    } else {
+      put_back(events, 0ms, "waiting", "destination removed from the registry while the rows waited for a slot");
+    }
     co_return;
   }
   if (!probe && dest.gate.paused(rt_.clock.system_now())) {
@@ -253,7 +211,7 @@ void sender::judge(destination& dest, std::vector<providers::outbound_event> eve
     const auto& ticket = in_flight_.find(events[i].row_id)->ticket;
     if (verdict.events[i].resend_alone && events.size() > 1 && !stopping_) {
       // An all-or-nothing batch was refused: isolate the culprit by resending one by one.
-      spawn(dest, {events[i]});
+      spawn(dest.shared_from_this(), {events[i]});
       continue;
     }
     auto s = plan_settlement(ticket, verdict.events[i], ex.facts, options_.backoff, now, random01());
@@ -283,7 +241,7 @@ std::vector<bool> sender::resend_groups(destination& dest, const std::vector<pro
       batch.push_back(events[i]);
       resent[i] = true;
     }
-    spawn(dest, std::move(batch));
+    spawn(dest.shared_from_this(), std::move(batch));
   }
   return resent;
 }

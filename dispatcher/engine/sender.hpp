@@ -46,18 +46,31 @@ class sender {
     providers::batch_outcome verdict;
     attempt_facts facts;
   };
-  [[nodiscard]] std::optional<db::settlement> route(const db::claimed_row& row, bool probe, destination*& dest);
+  static constexpr const char* unknown_label = "unknown";  // metric label for rows naming no configured destination
+
+  // sender_route.cpp
+  [[nodiscard]] std::optional<db::settlement> route(const db::claimed_row& row, bool probe,
+                                                    std::shared_ptr<destination>& dest);
+  [[nodiscard]] static bool could_be_created(const db::claimed_row& row);
+  [[nodiscard]] db::settlement plan_without_destination(const db::claimed_row& row, const row_ticket& ticket,
+                                                        std::chrono::system_clock::time_point now);
   [[nodiscard]] std::string unknown_destination_error(const db::claimed_row& row) const;
-  void spawn(destination& dest, std::vector<providers::outbound_event> events);
+  void spawn(std::shared_ptr<destination> dest, std::vector<providers::outbound_event> events);
   void note_client_errors(destination& dest, const exchange& ex, std::chrono::system_clock::time_point now);
   std::vector<bool> resend_groups(destination& dest, const std::vector<providers::outbound_event>& events,
                                   const providers::batch_outcome& verdict);
-  boost::asio::awaitable<void> async_send_batch(destination& dest, std::vector<providers::outbound_event> events);
+  boost::asio::awaitable<void> async_send_batch(std::shared_ptr<destination> kept,
+                                                std::vector<providers::outbound_event> events);
   boost::asio::awaitable<bool> async_wait_turn(destination& dest);
   boost::asio::awaitable<exchange> async_exchange(destination& dest,
                                                   const std::vector<providers::outbound_event>& events);
-  boost::asio::awaitable<bool> async_request(destination& dest, const std::vector<providers::outbound_event>& events,
-                                             exchange& ex);
+  // What one exchange uses from start to end (async_exchange's snapshot).
+  struct exchange_settings {
+    const providers::provider& provider;
+    providers::oauth_token_source* tokens;  // nullptr without OAuth
+  };
+  boost::asio::awaitable<bool> async_request(const destination& dest, exchange_settings with,
+                                             const std::vector<providers::outbound_event>& events, exchange& ex);
   void judge(destination& dest, std::vector<providers::outbound_event> events, exchange ex);
   void note_health(destination& dest, const exchange& ex, std::span<const std::int64_t> rows,
                    std::chrono::system_clock::time_point now, bool probe);

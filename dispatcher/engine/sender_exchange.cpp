@@ -15,14 +15,19 @@ using steady = std::chrono::steady_clock;
 boost::asio::awaitable<sender::exchange> sender::async_exchange(destination& dest,
                                                                 const std::vector<providers::outbound_event>& events) {
   exchange ex;
+  // The settings this exchange started with, whatever the registry changes
+  // while it runs: the request is built and judged by the same provider.
+  const std::shared_ptr<const providers::provider> provider = dest.provider;
+  const std::shared_ptr<providers::oauth_token_source> tokens = dest.tokens;
   // One retry after refreshing a token the API refused (401): tokens can be revoked early.
   for (int round = 0; round < 2; ++round) {
-    const bool sent = co_await async_request(dest, events, ex);
+    const exchange_settings with{*provider, tokens.get()};
+    const bool sent = co_await async_request(dest, with, events, ex);
     if (!sent) co_return ex;
-    if (!ex.verdict.reauthenticate || !dest.tokens || round == 1) break;
+    if (!ex.verdict.reauthenticate || !tokens || round == 1) break;
     rt_.log.info("access token refused; refreshing it and resending once",
                  {{"provider", dest.provider_kind}, {"destination", dest.name}});
-    dest.tokens->invalidate();
+    tokens->invalidate();
   }
   if (ex.verdict.reauthenticate && !ex.verdict.pause_destination) {
     ex.verdict.pause_destination = "the API refused a freshly refreshed access token (HTTP 401)";
@@ -32,19 +37,19 @@ boost::asio::awaitable<sender::exchange> sender::async_exchange(destination& des
 
 // One request and its verdict in `ex`; false when no request could be made
 // (the request could not be built, or no token was to be had).
-boost::asio::awaitable<bool> sender::async_request(destination& dest,
+boost::asio::awaitable<bool> sender::async_request(const destination& dest, exchange_settings with,
                                                    const std::vector<providers::outbound_event>& events, exchange& ex) {
   providers::http_request request;
   ex.facts.started_at = rt_.clock.system_now();
   try {
-    request = dest.provider->build_request(events, ex.facts.started_at);
+    request = with.provider.build_request(events, ex.facts.started_at);
   } catch (const std::exception& e) {
     ex.verdict.events = every_event(events.size(), providers::outcome_kind::dead,
                                     std::string("could not build the request: ") + e.what());
     co_return false;
   }
-  if (dest.tokens) {
-    const auto token = co_await dest.tokens->async_token(http_, rt_.clock.steady_now());
+  if (with.tokens != nullptr) {
+    const auto token = co_await with.tokens->async_token(http_, rt_.clock.steady_now());
     if (!token.ok()) {
       ex.facts.response_excerpt = token.error;
       if (token.permanent) {
@@ -78,7 +83,7 @@ boost::asio::awaitable<bool> sender::async_request(destination& dest,
     ex.facts.response_excerpt = std::string(providers::to_string(result.error)) + ": " + result.error_message;
   }
   try {
-    ex.verdict = dest.provider->classify(events, result, rt_.clock.system_now());
+    ex.verdict = with.provider.classify(events, result, rt_.clock.system_now());
   } catch (const std::exception& e) {
     // A hostile or malformed response must never end the send task (the limiter
     // slot and the rows would be stuck): treat it as a transient failure.

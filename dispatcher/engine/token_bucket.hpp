@@ -15,6 +15,13 @@ class token_bucket {
   token_bucket(double rate_per_second, double burst, clock::time_point now)
       : rate_(rate_per_second), burst_(std::max(1.0, burst)), tokens_(burst_), last_(now) {}
 
+  // A new rate and burst (the registry changed them); tokens saved up beyond the new burst go.
+  void configure(double rate_per_second, double burst) {
+    rate_ = rate_per_second;
+    burst_ = std::max(1.0, burst);
+    tokens_ = std::min(tokens_, burst_);
+  }
+
   // Reserves one token; returns how long to wait before using it (zero if available now).
   [[nodiscard]] clock::duration reserve(clock::time_point now) {
     if (rate_ <= 0) return clock::duration::zero();

@@ -321,6 +321,9 @@ const std::vector<std::string> django_tests{
     "test_the_list_and_the_detail_page_show_the_row_and_its_attempts",
     "test_nothing_can_be_added_changed_or_deleted",
     "test_a_search_that_is_no_lead_id_is_never_a_server_error",
+    // set_destination: sealing and checks.
+    "test_set_destination_seals_its_secret_and_keeps_what_a_change_does_not_name",
+    "test_set_destination_refuses_a_secret_in_clear_an_unknown_key_and_a_missing_key",
 };
 
 // Test name -> outcome, from unittest's `-v 2` lines "test_x (module.Class.test_x) ... ok".

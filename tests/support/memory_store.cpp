@@ -88,6 +88,24 @@ class memory_session final : public db::store_session {
   db::async_outcome<nlohmann::json> async_fleet() override {
     co_return co_await run<nlohmann::json>("fleet", [&](memory_statements& m) { return m.fleet(); });
   }
+  db::async_outcome<db::registry_read> async_read_registry() override {
+    co_return co_await run<db::registry_read>("read_registry", [&](memory_statements&) {
+      return db::registry_read{s_.registry, true};
+    });
+  }
+  db::async_outcome<std::int64_t> async_make_rows_due(std::string provider, std::string destination) override {
+    co_return co_await run<std::int64_t>("make_rows_due", [&](memory_statements&) {
+      std::int64_t n = 0;
+      const auto now = s_.clock_.system_now();
+      for (auto& [id, row] : s_.rows_) {
+        if (row.state != "pending" || row.provider != provider || row.destination != destination) continue;
+        if (row.next_attempt_at <= now) continue;
+        row.next_attempt_at = now;
+        ++n;
+      }
+      return n;
+    });
+  }
   db::async_outcome<std::string> async_wake_mode() override {
     co_return co_await run<std::string>("wake_mode", [&](memory_statements&) { return s_.wake_mode; });
   }

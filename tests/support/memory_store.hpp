@@ -101,6 +101,9 @@ class memory_store final : public db::delivery_store {
   // outbox_wake_config.mode: always, adaptive (inserts skip the notification
   // while a dispatcher is marked awake) or off.
   std::string wake_mode = "always";
+  // The registry's entries (sql/0010_destination_registry.sql); a test changes them, then
+  // notifies with db::destinations_changed_payload or lets the periodic re-read find them.
+  std::vector<db::registry_entry> registry;
   // Notifications sent so far.
   [[nodiscard]] int notifications() const { return notifications_; }
 

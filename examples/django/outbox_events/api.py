@@ -1,6 +1,7 @@
 """The public API, for `from outbox_events.api import enqueue_event`."""
 
 from .conf import DEFAULT_FANOUT_PROVIDERS, ProviderSpec, default_fanout
+from .destinations import set_destination
 from .enqueue import enqueue_event, enqueue_fanout
 from .errors import DestinationConflictError, DuplicateProviderError, ReadOnlyError, SchemaMissingError
 
@@ -14,4 +15,5 @@ __all__ = [
     "default_fanout",
     "enqueue_event",
     "enqueue_fanout",
+    "set_destination",
 ]

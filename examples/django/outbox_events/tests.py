@@ -198,3 +198,68 @@ class AdminTests(TestCase):
         delete = self.client.post(reverse("admin:outbox_events_eventdelivery_delete", args=[self.row.id]))
         self.assertEqual(delete.status_code, 403)
         self.assertEqual(EventDelivery.objects.get(id=self.row.id).state, EventDelivery.State.PENDING)
+
+
+class SetDestinationTests(TestCase):
+    """set_destination: the CRM creates a project's destination; secrets are sealed, never stored in clear."""
+
+    def publish_key(self):
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+        from outbox_events import sealing
+
+        private = X25519PrivateKey.generate()
+        public = private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO outbox_sealing_key (key_id, public_key, is_current) VALUES (%s, %s, true)",
+                [sealing.key_id(public), public],
+            )
+        return private.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+
+    def entry(self, provider, name):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT settings::text, secrets::text, enabled, updated_by FROM outbox_destination "
+                "WHERE provider = %s AND name = %s",
+                [provider, name],
+            )
+            return cursor.fetchone()
+
+    def test_set_destination_seals_its_secret_and_keeps_what_a_change_does_not_name(self):
+        import json
+
+        from outbox_events import set_destination
+        from outbox_events.sealing import open_sealed
+
+        pem = self.publish_key()
+        set_destination("meta", "project_17", {"pixel_id": "1234567890"}, secrets={"access_token": "EAAB-secret"},
+                        actor="crm:project-setup")
+        settings, secrets, enabled, by = self.entry("meta", "project_17")
+        self.assertEqual(json.loads(settings), {"pixel_id": "1234567890"})
+        self.assertNotIn("EAAB-secret", secrets)
+        sealed = json.loads(secrets)["access_token"]
+        self.assertEqual(open_sealed(pem, sealed, "meta/project_17/access_token"), "EAAB-secret")
+        self.assertTrue(enabled)
+        self.assertEqual(by, "crm:project-setup")
+        set_destination("meta", "project_17", {"concurrency": "4"}, enabled=False)
+        settings, secrets, enabled, _ = self.entry("meta", "project_17")
+        self.assertEqual(json.loads(settings), {"pixel_id": "1234567890", "concurrency": "4"})
+        self.assertEqual(json.loads(secrets)["access_token"], sealed)
+        self.assertFalse(enabled)
+
+    def test_set_destination_refuses_a_secret_in_clear_an_unknown_key_and_a_missing_key(self):
+        from outbox_events import set_destination
+
+        with self.assertRaisesMessage(ValueError, "'access_token' is a secret"):
+            set_destination("meta", "project_18", {"access_token": "EAAB"})
+        with self.assertRaisesMessage(ValueError, "unknown setting 'colour' for a webhook destination"):
+            set_destination("webhook", "brand_a", {"colour": "blue"})
+        with self.assertRaisesMessage(ValueError, "unknown provider 'myspace'"):
+            set_destination("myspace", "default", {})
+        with self.assertRaisesMessage(LookupError, "no sealing key is published"):
+            set_destination("webhook", "brand_a", {"url": "https://h.example.com/"}, secrets={"secret": "whsec_x"})
+        self.assertIsNone(self.entry("webhook", "brand_a"))

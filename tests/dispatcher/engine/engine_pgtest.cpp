@@ -74,7 +74,11 @@ TEST_CASE("a connection reset mid-response is retried by the engine, not replaye
 }
 
 TEST_CASE("malformed rows go dead at once with a clear error and the engine keeps going") {
-  engine_harness h([](auto& env) { env["OUTBOX_MAX_PAYLOAD_BYTES"] = "1024"; });
+  engine_harness h([](auto& env) {
+    env["OUTBOX_MAX_PAYLOAD_BYTES"] = "1024";
+    // No wait for a destination to be created (tests/dispatcher/engine/engine_registry_test.cpp has that).
+    env["OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS"] = "0";
+  });
   h.start();
   const auto unknown_provider = h.enqueue(9, "Lead", "{}", "nosuch");
   const auto unknown_destination = h.enqueue(10, "Lead", "{}", "webhook", "nowhere");

@@ -8,7 +8,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include <nlohmann/json.hpp>
+
+#include "dispatcher/config/config.hpp"
 #include "dispatcher/secrets/sealing_keyring.hpp"
 #include "providers/crypto.hpp"
 #include "tests/support/python_process.hpp"
@@ -146,6 +150,27 @@ TEST_CASE("sealed secret: the Django package's Python seals what this opens, and
                pem.string() + "', 'rb').read(), '" + sealed + "', 'google_ads/default/refresh_token'), end='')\n") ==
         "s3cret");
   std::filesystem::remove(pem);
+}
+
+TEST_CASE("the Django package's set_destination knows the dispatcher's keys and secrets, no more, no fewer") {
+  const auto listed = nlohmann::json::parse(
+      python("import json; from outbox_events.destinations import PROVIDER_KEYS, COMMON_KEYS, is_secret_key\n"
+             "keys = {p: sorted(k) for p, k in PROVIDER_KEYS.items()}\n"
+             "keys['*'] = sorted(COMMON_KEYS)\n"
+             "keys['secret'] = sorted(k for ks in PROVIDER_KEYS.values() for k in ks if is_secret_key(k))\n"
+             "print(json.dumps(keys))\n"));
+  std::set<std::string> secrets;
+  for (const auto& kind : outbox::provider_kinds()) {
+    CAPTURE(kind.kind);
+    std::vector<std::string> keys(kind.setting_keys.begin(), kind.setting_keys.end());
+    std::sort(keys.begin(), keys.end());
+    CHECK(listed[std::string{kind.kind}] == keys);
+    for (const auto& k : keys) {
+      if (outbox::is_secret_setting(k)) secrets.insert(k);
+    }
+  }
+  CHECK(listed["secret"].get<std::set<std::string>>() == secrets);
+  CHECK(listed.size() == outbox::provider_kinds().size() + 2);
 }
 
 }  // namespace sealed_secret_test

@@ -1,0 +1,62 @@
+// The maintenance loop's part in the destination registry: read it before the
+// first claim, when a notification says it changed, when a row names a
+// destination not known here, and at every sweep (a notification is only a
+// hint); apply it; say what changed.
+#include "dispatcher/engine/maintenance.hpp"
+
+namespace outbox {
+
+namespace asio = boost::asio;
+
+asio::awaitable<bool> maintenance::async_read_registry(db::store_session& conn) {
+  auto read = co_await conn.async_read_registry();
+  if (!read) {
+    ++rt_.metrics.db_errors;
+    rt_.log.warn("destination registry not read; keeping the destinations as they are",
+                 {{"error", read.error().what()}});
+    co_return false;
+  }
+  if (!read->supported) {
+    if (destinations_.registry_supported()) {
+      rt_.log.info("no destination registry in this database (migration 0010 not applied): environment only");
+    }
+    destinations_.note_registry_unsupported();
+    co_return true;
+  }
+  const auto changes = destinations_.apply_registry(interpret_registry(read->entries, keys_), rt_.clock.system_now(),
+                                                    rt_.clock.steady_now());
+  log_registry_changes(changes);
+  // Rows that waited for a destination now usable here (created, enabled again, repaired) go now.
+  for (const auto& key : changes.added) {
+    const auto slash = key.find('/');
+    auto due = co_await conn.async_make_rows_due(key.substr(0, slash), key.substr(slash + 1));
+    if (!due) co_return false;  // they still go at their own next look (at most 30 s on)
+  }
+  if (!changes.added.empty() || !changes.changed.empty()) {
+    policies_recorded_ = false;  // `dispatcher sweep` and `pause` must know them
+  }
+  // Rows that waited for a destination just added (or for one just enabled) are claimable now.
+  if (changes.any()) claimer_.wake();
+  co_return true;
+}
+
+void maintenance::log_registry_changes(const registry_changes& changes) {
+  for (const auto& key : changes.added) rt_.log.info("destination added from the registry", {{"destination", key}});
+  for (const auto& key : changes.changed) {
+    rt_.log.info("destination changed in the registry; requests under way finish as they started",
+                 {{"destination", key}});
+  }
+  for (const auto& key : changes.removed) {
+    rt_.log.info("destination removed from the registry; its rows wait", {{"destination", key}});
+  }
+  for (const auto& [key, why] : changes.unusable) {
+    rt_.log.error("destination in the registry is not usable; its rows wait", {{"destination", key}, {"reason", why}});
+  }
+  for (const auto& key : changes.shadowed) {
+    if (!shadowed_told_.insert(key).second) continue;
+    rt_.log.warn("destination is both in the environment and in the registry; the environment's is used",
+                 {{"destination", key}});
+  }
+}
+
+}  // namespace outbox

@@ -1,0 +1,62 @@
+#include "dispatcher/engine/registry_entries.hpp"
+
+namespace outbox {
+namespace {
+
+registry_destination interpret(const db::registry_entry& e, const registry_keys& ring) {
+  const auto& keys = ring.keys;
+  const auto& key_problem = ring.problem;
+  registry_destination out{e.provider, e.name, std::nullopt, {}};
+  if (!e.enabled) {
+    out.unusable = "disabled in the registry (`dispatcher destination set " + e.provider + " " + e.name + " --enable`)";
+    return out;
+  }
+  std::map<std::string, std::string> values = e.settings;
+  std::vector<std::string> problems;
+  for (const auto& [key, sealed] : e.secrets) {
+    if (!key_problem.empty()) {
+      problems.push_back(key + ": cannot be opened: " + key_problem);
+      continue;
+    }
+    auto opened = keys.open(sealed, secrets::secret_context(e.provider, e.name, key));
+    if (!opened.value) {
+      problems.push_back(key + ": cannot be opened: " + opened.problem);
+      continue;
+    }
+    values[key] = std::move(*opened.value);
+  }
+  if (problems.empty()) {
+    auto checked = check_destination(e.provider, e.name, values);
+    // The parser names values by key, never quoting a secret (config.hpp's provider_kind::validate).
+    for (const auto& [key, message] : checked.problems) problems.push_back((key.empty() ? "" : key + ": ") + message);
+    out.config = std::move(checked.destination);
+  }
+  if (!problems.empty()) {
+    out.config.reset();
+    for (const auto& p : problems) out.unusable += (out.unusable.empty() ? "" : "; ") + p;
+  }
+  return out;
+}
+
+}  // namespace
+
+registry_keys load_registry_keys(const config& cfg) {
+  registry_keys out;
+  try {
+    out.keys = secrets::load_keyring({cfg.sealing_key_file, cfg.sealing_key_file_previous});
+  } catch (const std::exception& e) {
+    out.problem = e.what();
+  }
+  if (out.problem.empty() && out.keys.empty()) out.problem = "no sealing key is configured (OUTBOX_SEALING_KEY_FILE)";
+  return out;
+}
+
+std::vector<registry_destination> interpret_registry(const std::vector<db::registry_entry>& entries,
+                                                     const registry_keys& keys) {
+  std::vector<registry_destination> out;
+  out.reserve(entries.size());
+  for (const auto& e : entries) out.push_back(interpret(e, keys));
+  return out;
+}
+
+}  // namespace outbox

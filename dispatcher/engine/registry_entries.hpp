@@ -1,0 +1,29 @@
+#pragma once
+// The registry's entries as the engine uses them: each one's secrets opened
+// with the dispatcher's keys and the whole entry checked by the environment's
+// parser (dispatcher/config/destination_check.cpp). An entry that is disabled,
+// invalid (written by hand) or whose secret does not open is unusable, with
+// the reason on-call reads: its rows wait, they do not die.
+#include <string>
+#include <vector>
+
+#include "db/destination_registry_store.hpp"
+#include "dispatcher/engine/destinations.hpp"
+#include "dispatcher/secrets/sealing_keyring.hpp"
+
+namespace outbox {
+
+// The dispatcher's sealing keys, read once at start-up.
+struct registry_keys {
+  secrets::sealing_keyring keys;
+  std::string problem;  // why they could not be read (a bad OUTBOX_SEALING_KEY_FILE); empty when they were
+};
+
+// Reads OUTBOX_SEALING_KEY_FILE and OUTBOX_SEALING_KEY_FILE_PREVIOUS; never throws.
+[[nodiscard]] registry_keys load_registry_keys(const config& cfg);
+
+// A problem with the keys is named in the reason of every entry with a secret.
+[[nodiscard]] std::vector<registry_destination> interpret_registry(const std::vector<db::registry_entry>& entries,
+                                                                   const registry_keys& keys);
+
+}  // namespace outbox

@@ -1,0 +1,164 @@
+// Destinations the registry adds, changes, disables and removes while the
+// engine runs, in virtual time: a row is never dead for a destination that
+// exists when it is looked at, waits while its destination is not usable, and
+// a changed secret signs the next request.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "db/destination_registry_store.hpp"
+#include "dispatcher/secrets/sealing_keyring.hpp"
+#include "providers/crypto.hpp"
+#include "tests/support/engine_rig.hpp"
+
+namespace engine_registry_test {
+
+using namespace std::chrono_literals;
+using outbox::test::engine_rig;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The dispatcher's sealing key, in a file as OUTBOX_SEALING_KEY_FILE names it.
+struct key_file {
+  outbox::secrets::sealing_key key = outbox::secrets::sealing_key::generate();
+  fs::path path = fs::temp_directory_path() / ("engine-registry-" + std::to_string(::getpid()) + ".pem");
+  key_file() { std::ofstream(path) << key.private_pem(); }
+  ~key_file() { fs::remove(path); }
+};
+
+outbox::db::registry_entry webhook_entry(const key_file& k, const std::string& name, const std::string& secret,
+                                         const std::string& url = "https://registry.test/hook") {
+  outbox::db::registry_entry e;
+  e.provider = "webhook";
+  e.name = name;
+  e.settings = {{"url", url}};
+  e.secrets = {{"secret", k.key.seal(secret, "webhook/" + name + "/secret")}};
+  return e;
+}
+
+// The registry changed: what the trigger's NOTIFY says.
+void registry_changed(engine_rig& rig) { rig.store.notify(std::string{outbox::db::destinations_changed_payload}); }
+
+std::string header(const outbox::providers::http_request& r, const std::string& name) {
+  for (const auto& [n, v] : r.headers) {
+    if (n == name) return v;
+  }
+  return {};
+}
+
+// "v1,<base64 HMAC-SHA256(secret bytes, id.timestamp.body)>", as Standard Webhooks signs.
+std::string signature(const outbox::providers::http_request& r, const std::string& whsec) {
+  const auto key = *outbox::providers::base64_decode(whsec.substr(6));
+  const std::string signed_text = header(r, "webhook-id") + "." + header(r, "webhook-timestamp") + "." + r.body;
+  return "v1," + outbox::providers::base64_encode(outbox::providers::hmac_sha256(key, signed_text));
+}
+
+}  // namespace
+
+TEST_CASE("engine registry: a destination created after its row was enqueued delivers the row, never dead") {
+  const key_file k;
+  engine_rig rig([&](auto& env) { env["OUTBOX_SEALING_KEY_FILE"] = k.path.string(); });
+  rig.start();
+  const auto id = rig.enqueue(1, "Lead", "{}", "brand_a");
+  // The grace period runs (600 s): the row waits with the reason, and is not dead.
+  REQUIRE(rig.run_until([&] { return rig.row(id).last_error.find("waits for it") != std::string::npos; }));
+  CHECK(rig.row(id).state == "pending");
+  CHECK(rig.row(id).last_error.find("dispatcher destination set webhook brand_a") != std::string::npos);
+  rig.store.registry.push_back(webhook_entry(k, "brand_a", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"));
+  registry_changed(rig);
+  REQUIRE(rig.run_until_state(id, "sent", 60s));
+  CHECK(rig.logs().find("destination added from the registry") != std::string::npos);
+  REQUIRE(rig.http.sent.size() == 1);
+  CHECK(rig.http.sent[0].request.url == "https://registry.test/hook");
+}
+
+TEST_CASE("engine registry: a row for a destination nobody creates is dead after the grace period, not before") {
+  engine_rig rig([](auto& env) { env["OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS"] = "120"; });
+  rig.start();
+  const auto t0 = rig.clock.system_now();
+  const auto id = rig.enqueue(2, "Lead", "{}", "nobody");
+  REQUIRE(rig.run_until_state(id, "dead", 300s));
+  CHECK(rig.clock.system_now() - t0 >= 120s);
+  CHECK(rig.row(id).attempts <= 1);
+  CHECK(rig.row(id).last_error.find("no destination 'nobody' is configured for provider 'webhook'") == 0);
+  CHECK(rig.http.sent.empty());
+}
+
+TEST_CASE("engine registry: with no grace, a row is dead only once the registry was read after its insert") {
+  const key_file k;
+  engine_rig rig([&](auto& env) {
+    env["OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS"] = "0";
+    env["OUTBOX_SEALING_KEY_FILE"] = k.path.string();
+  });
+  rig.start();
+  // Created in the same breath as the row (the CRM's transaction): no notification has been heard yet.
+  rig.store.registry.push_back(webhook_entry(k, "brand_b", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"));
+  const auto id = rig.enqueue(3, "Lead", "{}", "brand_b");
+  REQUIRE(rig.run_until_state(id, "sent", 60s));
+  const auto gone = rig.enqueue(4, "Lead", "{}", "never_created");
+  REQUIRE(rig.run_until_state(gone, "dead", 60s));
+}
+
+TEST_CASE("engine registry: a disabled or invalid entry holds its rows with the reason; the others go on") {
+  const key_file k;
+  engine_rig rig([&](auto& env) { env["OUTBOX_SEALING_KEY_FILE"] = k.path.string(); });
+  auto disabled = webhook_entry(k, "paused_one", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+  disabled.enabled = false;
+  rig.store.registry.push_back(disabled);
+  rig.store.registry.push_back(webhook_entry(k, "bad_url", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "ftp://x"));
+  auto foreign = webhook_entry(k, "foreign_key", "x");
+  foreign.secrets["secret"] = outbox::secrets::sealing_key::generate().seal("x", "webhook/foreign_key/secret");
+  rig.store.registry.push_back(foreign);
+  rig.start();
+  const auto a = rig.enqueue(5, "Lead", "{}", "paused_one");
+  const auto b = rig.enqueue(6, "Lead", "{}", "bad_url");
+  const auto c = rig.enqueue(7, "Lead", "{}", "foreign_key");
+  const auto ok = rig.enqueue(8);
+  REQUIRE(rig.run_until_state(ok, "sent"));
+  (void)rig.run_until([] { return false; }, 900s);  // past the unknown destinations' grace: these are known
+  for (const auto id : {a, b, c}) {
+    CAPTURE(id);
+    CHECK(rig.row(id).state == "pending");
+    CHECK(rig.row(id).attempts == 0);
+  }
+  const std::string logs = rig.logs();
+  CHECK(logs.find("disabled in the registry") != std::string::npos);
+  CHECK(logs.find("url: ") != std::string::npos);
+  CHECK(logs.find("secret: cannot be opened: sealed for key") != std::string::npos);
+  CHECK(rig.http.sent.size() == 1);
+  // Enabled again: its row goes.
+  rig.store.registry[0].enabled = true;
+  registry_changed(rig);
+  REQUIRE(rig.run_until_state(a, "sent", 120s));
+}
+
+TEST_CASE("engine registry: a secret changed in the registry signs the next request; removal makes rows wait") {
+  const key_file k;
+  const std::string first = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  const std::string second = "whsec_c2Vjb25kc2VjcmV0c2Vjb25kc2VjcmV0";
+  engine_rig rig([&](auto& env) { env["OUTBOX_SEALING_KEY_FILE"] = k.path.string(); });
+  rig.store.registry.push_back(webhook_entry(k, "brand_c", first));
+  rig.start();
+  const auto one = rig.enqueue(9, "Lead", "{}", "brand_c");
+  REQUIRE(rig.run_until_state(one, "sent"));
+  rig.store.registry[0] = webhook_entry(k, "brand_c", second);
+  registry_changed(rig);
+  REQUIRE(rig.run_until([&] { return rig.logs().find("destination changed in the registry") != std::string::npos; }));
+  const auto two = rig.enqueue(10, "Lead", "{}", "brand_c");
+  REQUIRE(rig.run_until_state(two, "sent"));
+  REQUIRE(rig.http.sent.size() == 2);
+  CHECK(header(rig.http.sent[0].request, "webhook-signature") == signature(rig.http.sent[0].request, first));
+  CHECK(header(rig.http.sent[1].request, "webhook-signature") == signature(rig.http.sent[1].request, second));
+  // Removed: a new row waits (the grace period), nothing is sent.
+  rig.store.registry.clear();
+  registry_changed(rig);
+  REQUIRE(rig.run_until([&] { return rig.logs().find("destination removed from the registry") != std::string::npos; }));
+  const auto three = rig.enqueue(11, "Lead", "{}", "brand_c");
+  (void)rig.run_until([] { return false; }, 60s);
+  CHECK(rig.row(three).state == "pending");
+  CHECK(rig.http.sent.size() == 2);
+}
+
+}  // namespace engine_registry_test
