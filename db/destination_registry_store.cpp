@@ -24,9 +24,12 @@ constexpr const char* registry_entry_sql = R"sql(
 SELECT provider, name, settings::text, secrets::text, enabled, created_at::text, updated_at::text, updated_by
 FROM outbox_destination WHERE provider = $1 AND name = $2)sql";
 
+// FOR UPDATE locks an entry that exists; the advisory lock on the name also
+// orders two commands creating the same entry at once (neither change is lost).
 constexpr const char* registry_lock_sql = R"sql(
 SELECT provider, name, settings::text, secrets::text, enabled, created_at::text, updated_at::text, updated_by
-FROM outbox_destination WHERE provider = $1 AND name = $2 FOR UPDATE)sql";
+FROM (SELECT pg_advisory_xact_lock(hashtextextended('outbox_destination:' || $1 || '/' || $2, 0))) AS locked,
+     outbox_destination WHERE provider = $1 AND name = $2 FOR UPDATE OF outbox_destination)sql";
 
 constexpr const char* registry_put_sql = R"sql(
 INSERT INTO outbox_destination (provider, name, settings, secrets, enabled, updated_by)

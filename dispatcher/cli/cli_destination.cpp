@@ -52,13 +52,20 @@ std::string registry_key(std::string_view raw) {
   return key;
 }
 
+// A plain setting whose key is a secret's (written by hand): never shown.
+std::string shown_value(const std::string& key, const std::string& value) {
+  return is_secret_setting(key) ? "*** (not sealed: set it again with --secret)" : value;
+}
+
 nlohmann::json registry_entry_json(const db::registry_entry& e) {
+  nlohmann::json settings = nlohmann::json::object();
+  for (const auto& [key, value] : e.settings) settings[key] = shown_value(key, value);
   nlohmann::json secrets = nlohmann::json::object();
   for (const auto& [key, sealed] : e.secrets) {
     secrets[key] = "*** (sealed for key " + secrets::sealed_key_id(sealed).value_or("?") + ")";
   }
   return {{"provider", e.provider},     {"name", e.name},
-          {"enabled", e.enabled},       {"settings", e.settings},
+          {"enabled", e.enabled},       {"settings", settings},
           {"secrets", secrets},         {"created_at", e.created_at},
           {"updated_at", e.updated_at}, {"updated_by", e.updated_by}};
 }
@@ -105,7 +112,9 @@ boost::asio::awaitable<int> async_show_destination(db::connection& conn, std::st
     co_return exit_ok;
   }
   std::cout << destination_display_name(provider, name) << (entry->enabled ? "  enabled" : "  disabled") << "\n";
-  for (const auto& [key, value] : entry->settings) std::cout << "  " << key << "=" << terminal_text(value) << "\n";
+  for (const auto& [key, value] : entry->settings) {
+    std::cout << "  " << key << "=" << terminal_text(shown_value(key, value)) << "\n";
+  }
   for (const auto& [key, sealed] : entry->secrets) {
     std::cout << "  " << key << "=*** (sealed for key " << secrets::sealed_key_id(sealed).value_or("?") << ")\n";
   }
@@ -135,8 +144,12 @@ boost::asio::awaitable<int> async_remove_destination(db::connection& conn, std::
     co_return exit_ok;
   }
   (void)co_await db::async_remove_registry_entry(conn, provider, name);
-  std::cout << shown << " removed" << (rows > 0 ? " (" + std::to_string(rows) + " row(s) left waiting for it)" : "")
-            << "\n";
+  std::cout << shown << " removed";
+  if (rows > 0) {
+    std::cout << " (" << rows << " row(s) not final for it: they wait for a destination of that name until "
+              << "OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS after their insert, then are dead)";
+  }
+  std::cout << "\n";
   co_return exit_ok;
 }
 

@@ -92,7 +92,8 @@ class destination_registry {
   registry_changes apply_registry(const std::vector<registry_destination>& entries,
                                   std::chrono::system_clock::time_point now,
                                   std::chrono::steady_clock::time_point steady_now);
-  // When the registry was last read (nullopt: never), and whether the database has one (migration 0010).
+  // When the last read of the registry started (its `now`; nullopt: never), and whether
+  // the database has one (migration 0010). A destination committed before then is known here.
   [[nodiscard]] std::optional<std::chrono::system_clock::time_point> registry_read_at() const { return read_at_; }
   [[nodiscard]] bool registry_supported() const { return supported_; }
   void note_registry_unsupported() { supported_ = false; }

@@ -99,7 +99,10 @@ asio::awaitable<void> maintenance::async_run() {
       continue;
     }
     bool ok = true;
-    if (std::exchange(registry_reload_requested_, false)) ok = co_await async_read_registry(*conn);
+    if (std::exchange(registry_reload_requested_, false)) {
+      ok = co_await async_read_registry(*conn);
+      registry_reload_requested_ = !ok;  // asked for: read again once the database answers
+    }
     if (ok && std::exchange(reload_requested_, false)) {
       ok = co_await async_load_pauses(*conn);
       claimer_.wake();
@@ -190,6 +193,7 @@ asio::awaitable<bool> maintenance::async_load_pauses(db::store_session& conn) {
     rt_.log.warn("could not read paused destinations; retrying", {{"error", pauses.error().what()}});
     co_return false;
   }
+  last_pauses_ = *pauses;
   apply_on_call_pauses(*pauses);
   co_return co_await async_apply_resume_requests(conn);
 }

@@ -76,8 +76,9 @@ class maintenance {
   bool stop_ = false;
   bool reload_requested_ = false;
   bool registry_reload_requested_ = false;
-  bool registry_read_ = false;           // read once since start (before the first claim)
-  std::set<std::string> shadowed_told_;  // registry entries the environment overrides, logged once each
+  bool registry_read_ = false;                      // read once since start (before the first claim)
+  std::vector<db::destination_pause> last_pauses_;  // on-call pauses as last read, for destinations added since
+  std::set<std::string> shadowed_told_;             // registry entries the environment overrides, logged once each
   bool any_on_call_pause_ = false;
   bool policies_recorded_ = false;
   std::string resume_marker_;    // newest resume request acted on (database time); empty before the first read

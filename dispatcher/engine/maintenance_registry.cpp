@@ -9,6 +9,9 @@ namespace outbox {
 namespace asio = boost::asio;
 
 asio::awaitable<bool> maintenance::async_read_registry(db::store_session& conn) {
+  // Before the statement: a destination committed before this instant is in what it reads.
+  const auto started = rt_.clock.system_now();
+  const bool first_read = !destinations_.registry_read_at().has_value();
   auto read = co_await conn.async_read_registry();
   if (!read) {
     ++rt_.metrics.db_errors;
@@ -23,17 +26,21 @@ asio::awaitable<bool> maintenance::async_read_registry(db::store_session& conn) 
     destinations_.note_registry_unsupported();
     co_return true;
   }
-  const auto changes = destinations_.apply_registry(interpret_registry(read->entries, keys_), rt_.clock.system_now(),
-                                                    rt_.clock.steady_now());
+  const auto changes =
+      destinations_.apply_registry(interpret_registry(read->entries, keys_), started, rt_.clock.steady_now());
   log_registry_changes(changes);
-  // Rows that waited for a destination now usable here (created, enabled again, repaired) go now.
-  for (const auto& key : changes.added) {
-    const auto slash = key.find('/');
-    auto due = co_await conn.async_make_rows_due(key.substr(0, slash), key.substr(slash + 1));
-    if (!due) co_return false;  // they still go at their own next look (at most 30 s on)
-  }
+  // A destination added (or enabled, or repaired) starts with a fresh gate: an on-call pause holds it too.
+  if (!changes.added.empty()) apply_on_call_pauses(last_pauses_);
   if (!changes.added.empty() || !changes.changed.empty()) {
     policies_recorded_ = false;  // `dispatcher sweep` and `pause` must know them
+  }
+  // Rows that waited for a destination now usable here (created, enabled again, repaired) go now.
+  // Not at start-up: there every entry is "added", and rows in a backoff must keep it.
+  const std::vector<std::string> now_usable = first_read ? std::vector<std::string>{} : changes.added;
+  for (const auto& key : now_usable) {
+    const auto slash = key.find('/');
+    auto due = co_await conn.async_make_rows_due(key.substr(0, slash), key.substr(slash + 1));
+    if (!due) break;  // they still go at their own next look (at most 30 s on)
   }
   // Rows that waited for a destination just added (or for one just enabled) are claimable now.
   if (changes.any()) claimer_.wake();

@@ -103,8 +103,12 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
   const bool too_old = std::chrono::seconds{due.age_seconds} >= give_up_after;
   // Kept for the whole check: the registry may drop the destination while it waits.
   const auto dest = destinations_.find_shared(due.provider, due.destination);
+  // The provider and token source as they are now: a registry change during the check
+  // replaces the destination's, never these.
+  const auto provider = dest ? dest->provider : nullptr;
+  const auto tokens = dest ? dest->tokens : nullptr;
   std::optional<providers::http_request> request;
-  if (dest) request = dest->provider->status_request(due.request_id);
+  if (provider) request = provider->status_request(due.request_id);
   if (!request) {
     check.detail = "destination is no longer configured with a status endpoint";
     check.next_check = std::chrono::hours{1};
@@ -112,7 +116,7 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
     co_return check;
   }
   // Unread: asked again soon, but never later than a regular check would be.
-  check.next_check = std::min<std::chrono::seconds>(unreadable_retry, dest->provider->status_check_delay());
+  check.next_check = std::min<std::chrono::seconds>(unreadable_retry, provider->status_check_delay());
   const std::string scope = quota_scope_of(*dest);
   if (const auto left = scope_paused(scope)) {
     check.read = false;  // the project's quota is spent: wait with it, without asking
@@ -120,8 +124,8 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
     check.detail = "status reads of " + scope + " wait for its quota (RESOURCE_EXHAUSTED)";
     co_return check;
   }
-  if (dest->tokens) {
-    const auto token = co_await dest->tokens->async_token(transport(), rt_.clock.steady_now());
+  if (tokens) {
+    const auto token = co_await tokens->async_token(transport(), rt_.clock.steady_now());
     if (!token.ok()) {
       check.detail = "no access token for the status check: " + token.error;
       if (too_old) check.status = "UNKNOWN";
@@ -131,8 +135,8 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
   }
   const auto result = co_await transport().async_send(std::move(*request));
   // A refused token (revoked early) would stay cached until it expires: the next check gets a fresh one.
-  if (dest->tokens && result.response && result.response->status == 401) dest->tokens->invalidate();
-  const auto status = dest->provider->read_status(result);
+  if (tokens && result.response && result.response->status == 401) tokens->invalidate();
+  const auto status = provider->read_status(result);
   check.detail = status.detail;
   if (status.quota_exhausted) {
     pause_scope(scope, *status.quota_exhausted, check.next_check);
@@ -145,7 +149,7 @@ asio::awaitable<db::request_check> reconciler::async_check(const db::due_request
     co_return check;
   }
   check.status = std::string{providers::to_string(status.state)};
-  check.next_check = processing_interval(dest->provider->status_check_delay(), due.checks);
+  check.next_check = processing_interval(provider->status_check_delay(), due.checks);
   if (!is_final(status.state) && too_old) {
     check.status = "UNKNOWN";
     check.detail = "no final status " + std::to_string(give_up_after.count()) +

@@ -55,7 +55,13 @@ std::vector<registry_destination> interpret_registry(const std::vector<db::regis
                                                      const registry_keys& keys) {
   std::vector<registry_destination> out;
   out.reserve(entries.size());
-  for (const auto& e : entries) out.push_back(interpret(e, keys));
+  for (const auto& e : entries) {
+    try {
+      out.push_back(interpret(e, keys));
+    } catch (const std::exception& ex) {  // OpenSSL failing inside open(): this entry only
+      out.push_back({e.provider, e.name, std::nullopt, std::string("cannot be read: ") + ex.what()});
+    }
+  }
   return out;
 }
 

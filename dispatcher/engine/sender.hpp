@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <random>
+#include <unordered_map>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
@@ -103,6 +104,8 @@ class sender {
   providers::http_transport& http_;
   std::size_t active_ = 0;
   std::vector<clock_timer*> rate_waits_;  // cancelled at shutdown
+  // Rows naming no known destination, and when this process first saw each (sender_route.cpp).
+  std::unordered_map<std::int64_t, std::chrono::system_clock::time_point> unknown_seen_;
   std::mt19937_64 random_;
 };
 

@@ -54,11 +54,6 @@ db::settlement sender::plan_without_destination(const db::claimed_row& row, cons
   }
   const std::string error = unknown_destination_error(row);
   if (!could_be_created(row)) return plan_rejection(ticket, error, now);
-  const auto read_at = destinations_.registry_read_at();
-  if (destinations_.registry_supported() && (!read_at || *read_at <= row.created_at)) {
-    destinations_.request_reload();  // created since the last read, perhaps
-    return plan_putback(ticket, registry_reread_wait, "waiting", error + "; reading the registry again", now);
-  }
   const auto waited = now - row.created_at;
   if (waited < options_.unknown_destination_grace) {
     const auto left =
@@ -69,6 +64,16 @@ db::settlement sender::plan_without_destination(const db::claimed_row& row, cons
                             " s after its insert (OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS)",
                         now);
   }
+  // Dead only after a read of the registry that started after this process first saw
+  // the row: that read began after the row's commit, so after that of a destination
+  // created with it. Both times are this process's clock.
+  const auto first_seen = unknown_seen_.try_emplace(row.id, now).first->second;
+  const auto read_at = destinations_.registry_read_at();
+  if (destinations_.registry_supported() && (!read_at || *read_at <= first_seen)) {
+    destinations_.request_reload();
+    return plan_putback(ticket, registry_reread_wait, "waiting", error + "; reading the registry again", now);
+  }
+  unknown_seen_.erase(row.id);
   return plan_rejection(ticket, error, now);
 }
 
@@ -79,6 +84,7 @@ std::optional<db::settlement> sender::route(const db::claimed_row& row, bool pro
   const auto now = rt_.clock.system_now();
   const row_ticket ticket{row.id, row.lease_token, row.attempts, row.created_at};
   dest = destinations_.find_shared(row.provider, row.destination);
+  if (dest && !unknown_seen_.empty()) unknown_seen_.erase(row.id);  // its destination came
   in_flight_row entry{ticket, dest ? row.provider : unknown_label, dest ? row.destination : unknown_label};
   entry.hold_on_doubt = dest && dest->provider->hold_reclaimed();
   entry.probe = probe;

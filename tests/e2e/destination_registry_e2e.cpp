@@ -114,7 +114,8 @@ TEST_CASE("destination remove: refused while rows wait for it, unless forced; --
   CHECK(fx.db.scalar("SELECT count(*) FROM outbox_destination") == 1);
   r = fx.cli({"destination", "remove", "webhook", "brand_b", "--force"});
   CHECK(r.exit_code == 0);
-  CHECK(r.output.find("webhook/brand_b removed (1 row(s) left waiting for it)") != std::string::npos);
+  CHECK(r.output.find("webhook/brand_b removed (1 row(s) not final for it: they wait for a destination of that name") !=
+        std::string::npos);
   CHECK(fx.db.scalar("SELECT count(*) FROM outbox_destination") == 0);
   CHECK(fx.cli({"destination", "remove", "webhook", "brand_b"}).exit_code == 1);
 }

@@ -48,6 +48,9 @@ SECRET_KEYS = frozenset({"secret", "access_token", "app_secret", "client_secret"
 _SECRET_HEADER_MARKERS = ("secret", "token", "password", "passwd", "key", "auth", "cookie", "credential")
 
 _CURRENT_KEY = "SELECT key_id, public_key FROM outbox_sealing_key WHERE is_current"
+# As the dispatcher's `destination set` (db/destination_registry_store.cpp): the advisory lock on the
+# name orders two writers of an entry that does not exist yet, FOR UPDATE one that does.
+_ADVISORY = "SELECT pg_advisory_xact_lock(hashtextextended('outbox_destination:' || %s || '/' || %s, 0))"
 _LOCK = "SELECT settings::text, secrets::text FROM outbox_destination WHERE provider = %s AND name = %s FOR UPDATE"
 _PUT = """
 INSERT INTO outbox_destination (provider, name, settings, secrets, enabled, updated_by)
@@ -55,6 +58,14 @@ VALUES (%s, %s, %s::jsonb, %s::jsonb, %s, %s)
 ON CONFLICT (provider, name) DO UPDATE SET
     settings = EXCLUDED.settings, secrets = EXCLUDED.secrets, enabled = EXCLUDED.enabled,
     updated_at = now(), updated_by = EXCLUDED.updated_by"""
+
+
+def _registry_key(key) -> str:
+    """Lower-case; a header's name with '-' for '_', as `dispatcher destination set` writes it."""
+    key = str(key).lower()
+    if key.startswith("header__"):
+        key = "header__" + key[len("header__"):].replace("_", "-")
+    return key
 
 
 def is_secret_key(key: str) -> bool:
@@ -90,8 +101,8 @@ def set_destination(
     check_name("destination", name)
     if provider not in PROVIDER_KEYS:
         raise ValueError(f"unknown provider {provider!r} (known: {', '.join(sorted(PROVIDER_KEYS))})")
-    settings = {k.lower(): str(v) for k, v in (settings or {}).items()}
-    secrets = {k.lower(): str(v) for k, v in (secrets or {}).items()}
+    settings = {_registry_key(k): str(v) for k, v in (settings or {}).items()}
+    secrets = {_registry_key(k): str(v) for k, v in (secrets or {}).items()}
     _check_keys(provider, settings, secret=False)
     _check_keys(provider, secrets, secret=True)
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
@@ -105,6 +116,7 @@ def set_destination(
             for key, value in secrets.items():
                 if value:
                     sealed[key] = sealing.seal(public_key, value, sealing.context(provider, name, key))
+        cursor.execute(_ADVISORY, [provider, name])
         cursor.execute(_LOCK, [provider, name])
         row = cursor.fetchone()
         current_settings = json.loads(row[0]) if row else {}

@@ -161,4 +161,22 @@ TEST_CASE("engine registry: a secret changed in the registry signs the next requ
   CHECK(rig.http.sent.size() == 2);
 }
 
+TEST_CASE("engine registry: an on-call pause holds a destination that was disabled and enabled again") {
+  const key_file k;
+  engine_rig rig([&](auto& env) { env["OUTBOX_SEALING_KEY_FILE"] = k.path.string(); });
+  rig.store.registry.push_back(webhook_entry(k, "brand_d", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"));
+  rig.store.pause("webhook", "brand_d", "maintenance", "alice@ops");
+  rig.start();
+  rig.store.registry[0].enabled = false;
+  registry_changed(rig);
+  REQUIRE(rig.run_until([&] { return rig.logs().find("disabled in the registry") != std::string::npos; }));
+  rig.store.registry[0].enabled = true;
+  registry_changed(rig);
+  REQUIRE(rig.run_until([&] { return rig.logs().find("destination added from the registry") != std::string::npos; }));
+  const auto held = rig.enqueue(12, "Lead", "{}", "brand_d");
+  (void)rig.run_until([] { return false; }, 30s);
+  CHECK(rig.row(held).state == "pending");  // the on-call pause still holds it
+  CHECK(rig.http.sent.empty());
+}
+
 }  // namespace engine_registry_test
