@@ -10,21 +10,17 @@
 #include <nlohmann/json.hpp>
 
 #include "dispatcher/secrets/sealing_keyring.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/dispatcher_process.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace destination_registry_e2e {
 
 using outbox::test::e2e_fixture;
+using outbox::test::scratch_dir;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct scratch_dir {
-  fs::path path = fs::temp_directory_path() / ("registry-e2e-" + std::to_string(::getpid()));
-  scratch_dir() { fs::create_directories(path); }
-  ~scratch_dir() { fs::remove_all(path); }
-};
 
 std::string sealed_secret(const e2e_fixture& fx, const std::string& name) {
   const auto r =

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "providers/crypto.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/dispatcher_process.hpp"
 #include "tests/support/engine_harness.hpp"
 
@@ -21,15 +22,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct scratch_dir {
-  fs::path path = fs::temp_directory_path() / ("registry-reload-" + std::to_string(::getpid()));
-  scratch_dir() { fs::create_directories(path); }
-  ~scratch_dir() { fs::remove_all(path); }
-  [[nodiscard]] std::string file(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text << "\n";
-    return (path / name).string();
-  }
-};
+// Writes `text` and a newline to `name` in `dir`; returns the file's path.
+std::string write_file(const outbox::test::scratch_dir& dir, const std::string& name, const std::string& text) {
+  std::ofstream(dir.path / name) << text << "\n";
+  return (dir.path / name).string();
+}
 
 // Whether the request to `target` carrying row `key` is signed with `whsec`.
 bool signed_with(const e2e_fixture& fx, const std::string& key, const std::string& whsec) {
@@ -58,7 +55,7 @@ std::string column(const e2e_fixture& fx, std::int64_t id, const std::string& na
 
 TEST_CASE("registry reload: two running dispatchers apply created, rotated, disabled and broken destinations") {
   e2e_fixture fx;
-  const scratch_dir dir;
+  const outbox::test::scratch_dir dir;
   const std::string key_file = (dir.path / "sealing.pem").string();
   REQUIRE(fx.cli({"keys", "generate", key_file}).exit_code == 0);
   REQUIRE(fx.cli({"keys", "publish"}, {{"OUTBOX_SEALING_KEY_FILE", key_file}}).exit_code == 0);
@@ -73,8 +70,8 @@ TEST_CASE("registry reload: two running dispatchers apply created, rotated, disa
   REQUIRE(eventually([&] { return column(fx, early, "last_error").find("waits for it") != std::string::npos; }, 15s));
   const std::string first = "whsec_Zmlyc3RzZWNyZXRmaXJzdHNlY3JldA==";
   const std::string url = fx.server.url("/a", "localhost");
-  auto r = fx.cli(
-      {"destination", "set", "webhook", "brand_a", "URL=" + url, "--secret", "SECRET=@" + dir.file("first", first)});
+  auto r = fx.cli({"destination", "set", "webhook", "brand_a", "URL=" + url, "--secret",
+                   "SECRET=@" + write_file(dir, "first", first)});
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   REQUIRE(one.wait_for_log("destination added from the registry", 10s));
@@ -84,8 +81,9 @@ TEST_CASE("registry reload: two running dispatchers apply created, rotated, disa
 
   // A rotated secret signs the next request; each row is sent once.
   const std::string second = "whsec_c2Vjb25kc2Vjb25kc2Vjb25kc2Vjb25k";
-  REQUIRE(fx.cli({"destination", "set", "webhook", "brand_a", "--secret", "SECRET=@" + dir.file("second", second)})
-              .exit_code == 0);
+  REQUIRE(
+      fx.cli({"destination", "set", "webhook", "brand_a", "--secret", "SECRET=@" + write_file(dir, "second", second)})
+          .exit_code == 0);
   REQUIRE(one.wait_for_log("destination changed in the registry", 10s));
   REQUIRE(two.wait_for_log("destination changed in the registry", 10s));
   const auto later = enqueue_for(fx, 2, "brand_a");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "dispatcher/config/config.hpp"
@@ -41,6 +42,18 @@ void kill_child(pid_t pid);
 
 // A new empty directory named `<temp dir>/<prefix>.XXXXXX`.
 [[nodiscard]] std::filesystem::path make_temp_dir(const std::string& prefix);
+
+// A make_temp_dir() directory, removed with everything in it when this goes.
+struct scratch_dir {
+  explicit scratch_dir(const std::string& prefix = "outbox-scratch") : path(make_temp_dir(prefix)) {}
+  scratch_dir(const scratch_dir&) = delete;
+  scratch_dir& operator=(const scratch_dir&) = delete;
+  ~scratch_dir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  std::filesystem::path path;
+};
 
 // The file's bytes; empty when it cannot be read.
 [[nodiscard]] std::string read_whole_file(const std::filesystem::path& path);

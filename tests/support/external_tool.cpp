@@ -11,18 +11,6 @@
 namespace outbox::test {
 namespace {
 
-// Owns a scratch directory: output files, a profile.
-struct scratch_dir {
-  std::filesystem::path path = make_temp_dir("outbox-tool");
-  scratch_dir() = default;
-  scratch_dir(const scratch_dir&) = delete;
-  scratch_dir& operator=(const scratch_dir&) = delete;
-  ~scratch_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
-
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
