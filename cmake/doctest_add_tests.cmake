@@ -4,8 +4,8 @@
 # the original splits the listing into a CMake list, so "a; b" became two tests
 # ("a", " b") whose filters match nothing (tests/main.cpp fails those runs).
 # Also refuses duplicate names, which ctest would run twice or not at all.
-# Ignored options: ADD_LABELS and JUNIT_OUTPUT_DIR (we use neither). And gives
-# the cases of the test suite "serial" both database lanes (CMakeLists.txt says why).
+# Ignored options: ADD_LABELS and JUNIT_OUTPUT_DIR (we use neither). And runs
+# each case of the test suite "serial" on a server of its own (CMakeLists.txt says why).
 cmake_policy(VERSION 3.25)  # a -P script starts with no policies set
 if(NOT EXISTS "${TEST_EXECUTABLE}")
   message(FATAL_ERROR "Specified test executable '${TEST_EXECUTABLE}' does not exist")
@@ -22,8 +22,8 @@ if(NOT result EQUAL 0)
 endif()
 
 # A placeholder no name contains stands for ';' while the listing is a CMake list.
-# The cases of the suite "serial" restart the shared server: no other database test may run
-# beside them (they take both lanes' locks; CMakeLists.txt), unit tests may.
+# The cases of the suite "serial" restart their server: each gets a throwaway one of its
+# own (scripts/with_postgres.sh), so the PostgreSQL tests on the shared one go on beside it.
 execute_process(
   COMMAND ${TEST_EXECUTOR} "${TEST_EXECUTABLE}" ${spec} --test-suite=serial --list-test-cases
   OUTPUT_VARIABLE serial_output RESULT_VARIABLE result WORKING_DIRECTORY "${TEST_WORKING_DIR}")
@@ -31,6 +31,7 @@ if(NOT result EQUAL 0)
   message(FATAL_ERROR "Error running test executable '${TEST_EXECUTABLE}':\n  Result: ${result}\n  Output: ${serial_output}\n")
 endif()
 
+set(with_postgres "${CMAKE_CURRENT_LIST_DIR}/../scripts/with_postgres.sh")
 set(semicolon "<outbox-semicolon>")
 string(REPLACE ";" "${semicolon}" output "${output}")
 string(REPLACE "\n" ";" lines "${output}")
@@ -71,12 +72,15 @@ foreach(line IN LISTS lines)
   string(REPLACE "," "\\," filter "${test}")  # doctest filters are comma-separated
   quoted(qname "${name}")
   quoted(qfilter "--test-case=${filter}")
-  string(APPEND script "add_test(${qname} ${TEST_EXECUTOR} [==[${TEST_EXECUTABLE}]==] ${qfilter}${extra})\n")
+  set(own_server "")
+  if("${line}" IN_LIST serial_lines)
+    set(own_server "[==[${with_postgres}]==] ")
+  endif()
+  string(APPEND script "add_test(${qname} ${own_server}${TEST_EXECUTOR} [==[${TEST_EXECUTABLE}]==] ${qfilter}${extra})\n")
   string(APPEND script "set_tests_properties(${qname} PROPERTIES WORKING_DIRECTORY [==[${TEST_WORKING_DIR}]==]${properties})\n")
   if("${line}" IN_LIST serial_lines)
-    # A high COST starts it first, while both lanes are still free: waiting for
-    # both to drain at once, it ran last with the cores idle around it.
-    string(APPEND script "set_tests_properties(${qname} PROPERTIES RESOURCE_LOCK [==[pgtests;e2es]==] COST 1000)\n")
+    # A high COST starts the longest e2e cases first, not last with the cores idle around them.
+    string(APPEND script "set_tests_properties(${qname} PROPERTIES COST 1000)\n")
   endif()
 endforeach()
 file(WRITE "${CTEST_FILE}" "${script}")

@@ -17,7 +17,8 @@ if [ "$(id -u)" -eq 0 ]; then
   chown postgres:postgres "$root"
   run_as=(runuser -u postgres --)
 fi
-port=${PG_TEST_PORT:-$((20000 + RANDOM % 20000))}
+random_port() { echo $((20000 + RANDOM % 20000)); }
+port=${PG_TEST_PORT:-$(random_port)}
 
 cleanup() {
   "${run_as[@]}" "$pg_bin/pg_ctl" -D "$root/data" -m immediate stop >/dev/null 2>&1 || true
@@ -28,7 +29,7 @@ trap cleanup EXIT
 "${run_as[@]}" "$pg_bin/initdb" -D "$root/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
 cat >> "$root/data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
-port = $port
+include_if_exists = 'port.conf'
 unix_socket_directories = '$root'
 max_connections = 200
 shared_buffers = 256MB
@@ -37,7 +38,20 @@ log_min_messages = warning
 CONF
 # Extra server settings, one per line (e.g. "huge_pages = on" for bench runs).
 [ -z "${WITH_POSTGRES_CONF:-}" ] || printf '%s\n' "$WITH_POSTGRES_CONF" >> "$root/data/postgresql.conf"
-"${run_as[@]}" "$pg_bin/pg_ctl" -D "$root/data" -l "$root/server.log" -w start >/dev/null
+# A random port may be taken (by another throwaway server: a test that restarts
+# its server runs on one of its own beside the shared one): try a few.
+for attempt in 1 2 3 4 5; do
+  echo "port = $port" > "$root/data/port.conf"
+  if "${run_as[@]}" "$pg_bin/pg_ctl" -D "$root/data" -l "$root/server.log" -w start >/dev/null; then
+    break
+  fi
+  if [ -n "${PG_TEST_PORT:-}" ] || [ $attempt -eq 5 ]; then
+    echo "with_postgres: the server did not start; last log lines:" >&2
+    tail -n 5 "$root/server.log" >&2 || true
+    exit 1
+  fi
+  port=$(random_port)
+done
 
 export PGHOST=$root PGPORT=$port PGUSER=postgres PGDATABASE=postgres
 export PG_TEST_CTL="${run_as[*]} $pg_bin/pg_ctl -D $root/data -l $root/server.log -w"
