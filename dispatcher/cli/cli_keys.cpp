@@ -11,6 +11,7 @@
 #include "db/destination_registry_store.hpp"
 #include "dispatcher/cli/cli.hpp"
 #include "dispatcher/cli/cli_args.hpp"
+#include "dispatcher/cli/cli_keys.hpp"
 #include "dispatcher/ops/terminal_text.hpp"
 #include "dispatcher/secrets/sealing_keyring.hpp"
 
@@ -20,6 +21,7 @@ namespace {
 constexpr const char* keys_help = R"(usage: dispatcher keys generate FILE
        dispatcher keys publish [--key-file FILE]
        dispatcher keys list
+       dispatcher keys reseal [--dry-run]
 
 Destination secrets kept in the database are sealed for the dispatcher's
 X25519 key: the database holds only the public half, so a dump, a backup or a
@@ -32,11 +34,16 @@ replica reveals no token.
                  --key-file) in the database as the current key: `destination
                  set` and the Django app seal new secrets for it.
   list           the published keys, the current one first.
+  reseal         seals every stored secret again for the current key, opening
+                 it with OUTBOX_SEALING_KEY_FILE or OUTBOX_SEALING_KEY_FILE_PREVIOUS;
+                 --dry-run counts only. Exit 1 names each secret neither key
+                 opens (left as it is: set it again).
 
 Rotation: generate a new key; give the dispatchers the new file as
 OUTBOX_SEALING_KEY_FILE and the old one as OUTBOX_SEALING_KEY_FILE_PREVIOUS;
-publish the new key; set each secret again (`destination set --secret`); then
-drop the previous file.
+publish the new key; run `dispatcher keys reseal` with both files; then drop
+the previous file (and the old key's secrets can no longer be opened from any
+backup once that file is destroyed).
 )";
 
 int generate_key(const std::string& file) {
@@ -84,12 +91,15 @@ int keys_command(std::span<const std::string> args) {
   arg_reader r(args);
   std::vector<std::string> words;
   std::string key_file;
+  bool dry_run = false;
   while (!r.done()) {
     if (r.flag("--help") || r.flag("-h")) {
       std::cout << keys_help;
       return exit_ok;
     }
-    if (auto v = r.option("--key-file")) {
+    if (r.flag("--dry-run")) {
+      dry_run = true;
+    } else if (auto v = r.option("--key-file")) {
       key_file = *v;
     } else if (!r.current().starts_with("--")) {
       words.push_back(r.positional());
@@ -99,6 +109,7 @@ int keys_command(std::span<const std::string> args) {
     }
   }
   if (words.size() == 2 && words[0] == "generate") return generate_key(words[1]);
+  if (words.size() == 1 && words[0] == "reseal") return reseal_secrets(dry_run);
   if (words.size() == 1 && words[0] == "list") return with_database(database_conninfo(), async_list_keys);
   if (words.size() == 1 && words[0] == "publish") {
     if (key_file.empty()) {

@@ -4,8 +4,10 @@
 // one with rows still waiting is not removed by accident.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -28,7 +30,87 @@ std::string sealed_secret(const e2e_fixture& fx, const std::string& name) {
   return r.rows() == 1 ? std::string(r.text(0, 0)) : std::string{};
 }
 
+// Sets webhook/NAME with a secret read from a file of `dir`.
+void set_with_secret(e2e_fixture& fx, const scratch_dir& dir, const std::string& name, const std::string& token) {
+  const std::string file = (dir.path / ("secret_" + name)).string();
+  std::ofstream(file) << token;
+  const auto r = fx.cli(
+      {"destination", "set", "webhook", name, "URL=https://hooks.example.com/" + name, "--secret", "SECRET=@" + file});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+}
+
+// The database as `pg_dump` writes it (a backup's contents).
+std::string dump_of(const e2e_fixture& fx, const scratch_dir& dir) {
+  outbox::environment env;
+  for (const char* name : {"PGHOST", "PGPORT", "PGUSER"}) {
+    if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  const char* bin = std::getenv("PG_TEST_BIN");
+  const auto done = outbox::test::run_child(
+      {std::string(bin ? bin : "/usr/lib/postgresql/15/bin") + "/pg_dump", "--no-owner", fx.db.name()}, env,
+      std::chrono::seconds(60), dir.path);
+  INFO(done.err);
+  REQUIRE(done.exit_code == 0);
+  return done.out;
+}
+
 }  // namespace
+
+TEST_CASE("keys reseal: a rotation moves every secret to the new key; a dump never holds one in clear") {
+  e2e_fixture fx;
+  const scratch_dir dir;
+  const std::string old_key = (dir.path / "old.pem").string();
+  const std::string new_key = (dir.path / "new.pem").string();
+  REQUIRE(fx.cli({"keys", "generate", old_key}).exit_code == 0);
+  REQUIRE(fx.cli({"keys", "publish", "--key-file", old_key}).exit_code == 0);
+  const std::map<std::string, std::string> tokens{{"brand_c", "whsec_Y2NjY2NjY2NjY2Nj"},
+                                                  {"brand_d", "whsec_ZGRkZGRkZGRkZGRk"}};
+  for (const auto& [name, token] : tokens) set_with_secret(fx, dir, name, token);
+  const auto secret_in = [&](const std::string& text) {
+    return text.find("Y2NjY2NjY2Nj") != std::string::npos || text.find("ZGRkZGRkZGRk") != std::string::npos;
+  };
+  const std::string dump = dump_of(fx, dir);
+  CHECK(dump.find("https://hooks.example.com/brand_c") != std::string::npos);  // the dump has the registry
+  CHECK_FALSE(secret_in(dump));
+
+  REQUIRE(fx.cli({"keys", "generate", new_key}).exit_code == 0);
+  const outbox::environment both{{"OUTBOX_SEALING_KEY_FILE", new_key}, {"OUTBOX_SEALING_KEY_FILE_PREVIOUS", old_key}};
+  // The new key is not published yet: resealing for it would split the registry's keys.
+  auto r = fx.cli({"keys", "reseal"}, both);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("run `dispatcher keys publish` first") != std::string::npos);
+  REQUIRE(fx.cli({"keys", "publish", "--key-file", new_key}).exit_code == 0);
+  const auto ring = outbox::secrets::load_keyring({new_key, old_key});
+  const std::string old_id = ring.keys()[1].id();
+  const std::string new_id = ring.current()->id();
+
+  // Without the previous file, no secret opens: each is named, none is touched.
+  r = fx.cli({"keys", "reseal"}, {{"OUTBOX_SEALING_KEY_FILE", new_key}});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("webhook/brand_c secret: ") != std::string::npos);
+  CHECK(r.output.find("2 secret(s) left as they are") != std::string::npos);
+  r = fx.cli({"keys", "reseal", "--dry-run"}, both);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("would reseal 2 secret(s) in 2 destination(s) for key " + new_id) != std::string::npos);
+  CHECK(sealed_secret(fx, "brand_c").starts_with("sealed:v1:" + old_id + ":"));
+
+  r = fx.cli({"keys", "reseal"}, both);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("resealed 2 secret(s) in 2 destination(s)") != std::string::npos);
+  for (const auto& [name, token] : tokens) {
+    const std::string sealed = sealed_secret(fx, name);
+    CHECK(sealed.starts_with("sealed:v1:" + new_id + ":"));
+    CHECK(ring.open(sealed, "webhook/" + name + "/secret").value == token);
+  }
+  CHECK(fx.db.scalar("SELECT count(*) FROM outbox_destination WHERE updated_by = 'dispatcher keys reseal'") == 2);
+  r = fx.cli({"keys", "reseal"}, {{"OUTBOX_SEALING_KEY_FILE", new_key}});  // the previous file is no longer needed
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("resealed 0 secret(s) in 0 destination(s) for key " + new_id + "; 2 already sealed for it") !=
+        std::string::npos);
+  CHECK_FALSE(secret_in(dump_of(fx, dir)));
+}
 
 TEST_CASE("destination set: checked as the environment's; a secret only from a file, stored sealed") {
   e2e_fixture fx;
