@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <map>
 
 #include "db/conversion_report_store.hpp"
 #include "db/fleet_store.hpp"
 #include "db/operations_store.hpp"
 #include "dispatcher/cli/cli.hpp"
 #include "dispatcher/cli/cli_args.hpp"
+#include "dispatcher/cli/cli_status.hpp"
 #include "dispatcher/config/config.hpp"
 #include "dispatcher/ops/display_time.hpp"
 #include "dispatcher/ops/terminal_text.hpp"
@@ -21,7 +23,8 @@
 namespace outbox::cli {
 namespace {
 
-constexpr const char* status_help = R"(usage: dispatcher status [--json]
+constexpr const char* status_help =
+    R"(usage: dispatcher status [--json] [--provider P] [--destination NAME] [--state S] [--all]
 
 Counts of rows by state and by provider/destination (pending, due now,
 sending, dead, held), the oldest due row and its age, rows in `sending` whose
@@ -34,7 +37,19 @@ them by field:reason (top 5), and the requests the provider accepted in the
 last 7 days by processing status (rows), with the latest failed one.
 Last, the configured destinations (read from this environment, as `run`
 reads it) whose API version stops answering within 60 days, or already has.
+
+A summary line counts the destinations by state. Each per-destination list
+shows its first 20 entries (the most rows due first); --all shows every one.
+  --provider P          only destinations of provider P
+  --destination NAME    only destinations named NAME (a trailing * matches a prefix: project_*)
+  --state S             only destinations that are: paused (by on-call), automatic (paused
+                        by a dispatcher, circuits included), circuit-open, unusable (a
+                        registry entry no dispatcher can use), or have rows due, dead or held
+  --json                the whole status as one JSON object (the filter applies; no limit)
 )";
+
+// Entries of each per-destination list the text form shows without --all or a filter.
+constexpr std::size_t list_limit = 20;
 
 // The order provider_request statuses are printed in (sql/0005_conversion_facts.sql).
 constexpr std::array<const char*, 6> request_statuses{"PENDING",         "PROCESSING", "SUCCESS",
@@ -213,7 +228,44 @@ void print_api_versions(const nlohmann::json& warnings) {
   }
 }
 
-void print_text(const nlohmann::json& s) {
+// Keeps the first `list_limit` entries; returns how many it dropped.
+std::size_t cap(nlohmann::json& list) {
+  if (!list.is_array() || list.size() <= list_limit) return 0;
+  const std::size_t dropped = list.size() - list_limit;
+  list.erase(list.begin() + list_limit, list.end());
+  return dropped;
+}
+
+void print_more(std::size_t n) {
+  if (n > 0) std::cout << "  ... and " << n << " more: --provider, --destination, --state or --all\n";
+}
+
+// Each per-destination list cut to its first `list_limit` entries (the most rows
+// due first); how many each lost.
+std::map<std::string, std::size_t> cap_lists(nlohmann::json& s) {
+  std::map<std::string, std::size_t> more;
+  auto& rows = s["by_destination"];
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return count(a, "due") > count(b, "due"); });
+  for (const char* list : {"by_destination", "paused_destinations", "delivery_lag", "conversions"}) {
+    if (s.contains(list)) more[list] = cap(s[list]);
+  }
+  if (!s.contains("dispatchers")) return more;  // a schema before heartbeats
+  for (auto& d : s["dispatchers"]) {
+    if (d.contains("automatic_pauses")) more["pauses"] += cap(d["automatic_pauses"]);
+  }
+  return more;
+}
+
+void print_summary(const nlohmann::json& sum) {
+  std::cout << "destinations: " << count(sum, "with_rows") << " with unsent rows (" << count(sum, "with_due")
+            << " with rows due, " << count(sum, "with_dead") << " with dead rows), " << count(sum, "paused")
+            << " paused by on-call, " << count(sum, "automatic") << " paused by a dispatcher ("
+            << count(sum, "circuit-open") << " circuit open), " << count(sum, "unusable")
+            << " registry entries not usable\n";
+}
+
+void print_text(nlohmann::json& s, bool all) {
   // Which database this is, first: on-call may have several shells open.
   if (s.contains("database")) std::cout << "database: " << text(s, "database") << "\n";
   const auto& by_state = s["by_state"];
@@ -229,6 +281,8 @@ void print_text(const nlohmann::json& s) {
   }
   std::cout << "expired leases: " << s["expired_leases"] << (s["expired_leases"] > 0 ? "  -> dispatcher sweep" : "")
             << "\ndead in the last 24 h: " << s["dead_last_24h"] << "\n";
+  if (s.contains("destinations_summary")) print_summary(s["destinations_summary"]);
+  auto more = all ? std::map<std::string, std::size_t>{} : cap_lists(s);
   if (!s["by_destination"].empty()) {
     // Columns as wide as their longest name ("google_data_manager"), plus a gap.
     int pw = 12, dw = 14;
@@ -246,6 +300,7 @@ void print_text(const nlohmann::json& s) {
                 << std::right << std::setw(9) << count(d, "pending") << std::setw(8) << count(d, "due") << std::setw(9)
                 << count(d, "sending") << std::setw(8) << count(d, "dead") << std::setw(8) << count(d, "held") << "\n";
     }
+    print_more(more["by_destination"]);
   }
   if (s["paused_destinations"].empty()) {
     std::cout << "\npaused destinations: none\n";
@@ -256,10 +311,14 @@ void print_text(const nlohmann::json& s) {
                 << time_text(p, "paused_at") << "  by " << text(p, "paused_by", "?") << ": " << text(p, "reason")
                 << "\n";
     }
+    print_more(more["paused_destinations"]);
   }
   print_lag(s.value("delivery_lag", nlohmann::json::array()));
+  print_more(more["delivery_lag"]);
   print_dispatchers(s.value("dispatchers", nlohmann::json::array()));
+  print_more(more["pauses"]);
   print_conversions(s.value("conversions", nlohmann::json::array()));
+  print_more(more["conversions"]);
   print_api_versions(s.value("api_versions", nlohmann::json{}));
 }
 
@@ -279,16 +338,24 @@ boost::asio::awaitable<void> add_fleet(db::connection& conn, nlohmann::json& s) 
   if (where) s["database"] = *where;
 }
 
-boost::asio::awaitable<int> async_print_status(db::connection& conn, bool json) {
+struct status_request {
+  status_filter filter;
+  bool json = false;
+  bool all = false;
+};
+
+boost::asio::awaitable<int> async_print_status(db::connection& conn, status_request req) {
   auto s = co_await db::async_status(conn);
   const std::vector<std::string> keys(providers::match_key::all.begin(), providers::match_key::all.end());
   s["conversions"] = co_await db::async_conversion_report(conn, keys);
   co_await add_fleet(conn, s);
   s["api_versions"] = api_version_warnings();
-  if (json) {
+  s["destinations_summary"] = destination_summary(s);  // of every destination, before the filter
+  filter_status(s, req.filter);
+  if (req.json) {
     std::cout << s.dump(2) << "\n";
   } else {
-    print_text(s);
+    print_text(s, req.all || req.filter.any());
   }
   co_return exit_ok;
 }
@@ -297,20 +364,33 @@ boost::asio::awaitable<int> async_print_status(db::connection& conn, bool json) 
 
 int status_command(std::span<const std::string> args) {
   arg_reader r(args);
-  bool json = false;
+  status_request req;
   while (!r.done()) {
     if (r.flag("--help") || r.flag("-h")) {
       std::cout << status_help;
       return exit_ok;
     }
     if (r.flag("--json")) {
-      json = true;
-      continue;
+      req.json = true;
+    } else if (r.flag("--all")) {
+      req.all = true;
+    } else if (auto p = r.option("--provider")) {
+      req.filter.provider = *p;
+    } else if (auto d = r.option("--destination")) {
+      req.filter.destination = *d;
+    } else if (auto st = r.option("--state")) {
+      req.filter.state = *st;
+    } else {
+      std::cerr << "dispatcher status: unknown or incomplete option '" << r.current() << "'\n" << status_help;
+      return exit_usage;
     }
-    std::cerr << "dispatcher status: unknown option '" << r.current() << "'\n" << status_help;
+  }
+  const auto& states = status_states();
+  if (!req.filter.state.empty() && std::find(states.begin(), states.end(), req.filter.state) == states.end()) {
+    std::cerr << "dispatcher status: --state takes one of paused, automatic, circuit-open, unusable, due, dead, held\n";
     return exit_usage;
   }
-  return with_database(database_conninfo(), [json](db::connection& conn) { return async_print_status(conn, json); });
+  return with_database(database_conninfo(), [req](db::connection& conn) { return async_print_status(conn, req); });
 }
 
 }  // namespace outbox::cli

@@ -85,6 +85,10 @@ std::optional<std::string> destination_registry::unusable_reason(std::string_vie
   return it->second;
 }
 
+bool destination_registry::from_environment(std::string_view provider, std::string_view name) const {
+  return from_environment_.contains(key_of(provider, name));
+}
+
 registry_changes destination_registry::apply_registry(const std::vector<registry_destination>& entries,
                                                       std::chrono::system_clock::time_point now,
                                                       std::chrono::steady_clock::time_point steady_now) {

@@ -82,6 +82,8 @@ class destination_registry {
   // Why a destination of the registry is not used (disabled, invalid, its secret
   // does not open); nullopt when it is used or not in the registry.
   [[nodiscard]] std::optional<std::string> unusable_reason(std::string_view provider, std::string_view name) const;
+  // Whether the environment or the configuration file defines it (else the registry).
+  [[nodiscard]] bool from_environment(std::string_view provider, std::string_view name) const;
   // "provider/name" of the registry's destinations that are not used, with why.
   [[nodiscard]] const std::map<std::string, std::string, std::less<>>& unusable() const { return unusable_; }
 

@@ -195,6 +195,7 @@ outbox::metrics engine::metrics_snapshot() const {
     const metrics::destination_key key{d.provider_kind, d.name};
     if (d.gate.paused(now)) m.paused.insert(key);
     auto& view = m.destinations[key] = view_of(d.gate, now);
+    view.zero_filled = destinations_.from_environment(d.provider_kind, d.name);
     const auto version = d.provider->api_version();
     if (const auto sunset = providers::api_version_sunset(d.provider_kind, version)) {
       view.api_sunset_seconds =
@@ -202,6 +203,10 @@ outbox::metrics engine::metrics_snapshot() const {
     }
     view.api_sunset_warning = providers::api_sunset_warning(d.provider_kind, version, now).value_or("");
   });
+  for (const auto& [key, why] : destinations_.unusable()) {
+    const auto slash = key.find('/');
+    m.registry_unusable[{key.substr(0, slash), key.substr(slash + 1)}] = why;
+  }
   return m;
 }
 

@@ -51,22 +51,25 @@ std::string dest_labels(const metrics::destination_key& k) {
   return "provider=\"" + label_value(k.first) + "\",destination=\"" + label_value(k.second) + "\"";
 }
 
-// `counts` plus a 0 for each configured destination and each of `values` not yet counted.
+// `counts` plus a 0 for each zero-filled destination and each of `values` not yet counted.
 template <class Values>
 std::map<metrics::outcome_key, std::uint64_t> from_zero(
     std::map<metrics::outcome_key, std::uint64_t> counts,
     const std::map<metrics::destination_key, destination_view>& dests, const Values& values) {
   for (const auto& [k, view] : dests) {
+    if (!view.zero_filled) continue;
     for (const auto v : values) counts.try_emplace({k.first, k.second, std::string(v)}, 0);
   }
   return counts;
 }
 
-// `values` plus a default (0, an empty histogram) for each configured destination.
+// `values` plus a default (0, an empty histogram) for each zero-filled destination.
 template <class T>
 std::map<metrics::destination_key, T> from_zero(std::map<metrics::destination_key, T> values,
                                                 const std::map<metrics::destination_key, destination_view>& dests) {
-  for (const auto& [k, view] : dests) values.try_emplace(k);
+  for (const auto& [k, view] : dests) {
+    if (view.zero_filled) values.try_emplace(k);
+  }
   return values;
 }
 
@@ -163,7 +166,8 @@ void metrics::render_destination_gauges(std::string& out) const {
          "probes; an on-call pause: when this dispatcher applied it); 0 while it delivers.");
   for (const auto& [k, v] : destinations) {
     const double since = v.paused_since ? std::chrono::duration<double>(v.paused_since->time_since_epoch()).count() : 0;
-    sample(out, "outbox_destination_paused_since_timestamp_seconds", dest_labels(k), since);
+    if (v.zero_filled || v.paused_since)
+      sample(out, "outbox_destination_paused_since_timestamp_seconds", dest_labels(k), since);
   }
   header(out, "outbox_api_version_sunset_seconds", "gauge",
          "Seconds until the API version a destination is pinned to stops answering (negative once past); only "
@@ -180,6 +184,20 @@ void metrics::render_destination_gauges(std::string& out) const {
   header(out, "outbox_backlog_rows", "gauge", "Unsent rows (pending or sending) of a destination.");
   for (const auto& [k, v] : from_zero(*backlog_rows, destinations))
     sample(out, "outbox_backlog_rows", dest_labels(k), double(v));
+}
+
+// The registry's destinations: how many are used, and each one that is not.
+void metrics::render_registry(std::string& out) const {
+  std::size_t used = 0;
+  for (const auto& [k, v] : destinations) used += v.zero_filled ? 0 : 1;
+  header(out, "outbox_registry_destinations", "gauge",
+         "Destinations of the registry (outbox_destination) this dispatcher uses, and those it cannot use "
+         "(disabled, invalid, a secret that does not open); the environment's are not counted.");
+  sample(out, "outbox_registry_destinations", "state=\"usable\"", double(used));
+  sample(out, "outbox_registry_destinations", "state=\"unusable\"", double(registry_unusable.size()));
+  header(out, "outbox_registry_destination_unusable", "gauge",
+         "1 for each registry destination this dispatcher cannot use; dispatcher status says why. Its rows wait.");
+  for (const auto& [k, why] : registry_unusable) sample(out, "outbox_registry_destination_unusable", dest_labels(k), 1);
 }
 
 // The metrics every Prometheus client library exports, named as they name them.
@@ -268,6 +286,7 @@ std::string metrics::render() const {
   header(out, "outbox_in_flight_rows", "gauge", "Rows claimed by this process and not yet settled.");
   sample(out, "outbox_in_flight_rows", "", double(in_flight));
   render_destination_gauges(out);
+  render_registry(out);
   header(out, "outbox_database_up", "gauge", "1 when the last claim reached the database.");
   sample(out, "outbox_database_up", "", database_up ? 1 : 0);
   header(out, "outbox_listener_up", "gauge", "1 while LISTEN is active (0 in poll mode).");

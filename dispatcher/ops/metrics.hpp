@@ -2,10 +2,12 @@
 // In-process metrics rendered in the Prometheus text format (version 0.0.4).
 // Updated and read on the engine's one thread, so no locking.
 //
-// Every series of a configured destination is exported from the start, at 0:
-// `increase()` and `rate()` need a sample before the first event, and a gauge
-// that vanishes cannot be told from a scrape that failed. Label values come
-// from the configuration (rows naming anything else are counted as "unknown").
+// Every series of a destination of the environment or file is exported from the
+// start, at 0: `increase()` and `rate()` need a sample before the first event,
+// and a gauge that vanishes cannot be told from a scrape that failed. A
+// destination of the registry (there may be thousands) has only the series that
+// carry a value, so /metrics stays bounded (docs/monitoring.md). Label values
+// come from the configuration (rows naming anything else are counted as "unknown").
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -56,6 +58,9 @@ struct destination_view {
   // When it stopped delivering (the first of a run of pauses and probes;
   // an on-call pause: when this process learnt of it); nullopt while delivering.
   std::optional<std::chrono::system_clock::time_point> paused_since;
+  // A destination of the environment or file has every series from the start, at 0;
+  // one of the registry (there may be thousands) only the series that carry a value.
+  bool zero_filled = true;
 };
 
 // A live dispatcher as its heartbeat shows it (sql/0006_fleet.sql), this one included.
@@ -112,6 +117,8 @@ struct metrics {
   // Filled by engine::metrics_snapshot: the configured destinations (the label
   // values every series starts from), this process, and its /proc figures.
   std::map<destination_key, destination_view> destinations;
+  // Registry destinations this process does not use (disabled, invalid, a secret that does not open), with why.
+  std::map<destination_key, std::string> registry_unusable;
   std::string instance;
   // Live dispatchers, re-read by the maintenance loop each sweep interval (empty
   // before the first read or on a schema without heartbeats).
@@ -125,6 +132,7 @@ struct metrics {
   void render_conversions(std::string& out) const;
   void render_requests(std::string& out) const;
   void render_destination_gauges(std::string& out) const;
+  void render_registry(std::string& out) const;
   void render_process(std::string& out) const;
   // One settled row: counts its outcome and, for a failure (retry, dead,
   // rejected, held), keeps its error as the destination's last error.

@@ -324,6 +324,15 @@ const std::vector<std::string> django_tests{
     // set_destination: sealing and checks.
     "test_set_destination_seals_its_secret_and_keeps_what_a_change_does_not_name",
     "test_set_destination_refuses_a_secret_in_clear_an_unknown_key_and_a_missing_key",
+    // registry_fanout, the registry's model and its admin pages (secrets write-only).
+    "test_registry_fanout_enqueues_for_the_projects_enabled_destinations_only",
+    "test_the_destination_model_is_keyed_by_provider_and_name_and_read_only",
+    "test_the_destination_pages_never_show_a_secret_plain_or_sealed",
+    "test_a_blank_secret_keeps_the_stored_one_and_a_new_one_is_sealed_for_the_key",
+    "test_the_history_names_secret_keys_never_their_values",
+    "test_adding_a_destination_seals_its_secret_and_records_who",
+    "test_an_invalid_setting_or_name_is_a_form_error",
+    "test_delete_is_refused_while_a_row_is_pending",
 };
 
 // Test name -> outcome, from unittest's `-v 2` lines "test_x (module.Class.test_x) ... ok".

@@ -117,7 +117,9 @@ TEST_CASE("engine: malformed payloads go dead before any request; the engine kee
 TEST_CASE("engine: no retry is scheduled past the retry horizon; the row dies saying so") {
   engine_rig rig([](auto& env) {
     env["OUTBOX_RETRY_HORIZON_HOURS"] = "1";
-    env["OUTBOX_BACKOFF_BASE_SECONDS"] = "600";  // 10, 20, 40 min: the third retry would fall at 70 min
+    // 15, 30, 60 min, each +-20 % jitter: the second retry falls by 54 min at the
+    // latest, the third at 84 min at the earliest (600 s let all three fit once in a while).
+    env["OUTBOX_BACKOFF_BASE_SECONDS"] = "900";
     env["OUTBOX_MAX_ATTEMPTS"] = "12";
   });
   rig.http.fallback = scripted_answer::reply(503);

@@ -144,6 +144,49 @@ TEST_CASE("stumble 8: every series of a configured destination is exported from 
   CHECK(has_line(later, R"(outbox_delivery_lag_seconds{provider="tiktok",destination="default"} 42.5)"));
 }
 
+// Sample lines (not # HELP / # TYPE) of an exposition.
+std::size_t sample_lines(const std::string& text) {
+  std::size_t n = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) n += line.empty() || line.starts_with('#') ? 0 : 1;
+  return n;
+}
+
+TEST_CASE("a thousand registry destinations: only series that carry a value; the unusable ones counted and named") {
+  outbox::metrics m;
+  m.destinations[{"webhook", "default"}] = {"delivering", "", std::nullopt};  // the environment's: from 0
+  const std::size_t base = sample_lines(m.render());
+  for (int i = 0; i < 1000; ++i) {
+    const outbox::metrics::destination_key k{"meta", "project_" + std::to_string(i)};
+    auto& view = m.destinations[k] = {"delivering", "", std::nullopt};
+    view.zero_filled = false;
+    if (i < 110) {  // 100 paused by on-call, 10 with their circuit open
+      view.state = i < 100 ? "paused" : "circuit open";
+      view.paused_since = std::chrono::system_clock::time_point{std::chrono::seconds(1'700'000'000)};
+      m.paused.insert(k);
+    }
+  }
+  m.registry_unusable[{"tiktok", "project_3"}] = "access_token: cannot be opened: sealed for key 3f2a";
+  const auto idle = m.render();
+  // Two gauges per paused destination and the unusable one's line (the two totals
+  // are there from the start, at 0); nothing for the 890 idle ones.
+  CHECK(sample_lines(idle) == base + 110 * 2 + 1);
+  CHECK(has_line(idle, R"(outbox_destination_paused{provider="meta",destination="project_5"} 1)"));
+  CHECK(idle.find(R"(destination="project_500")") == std::string::npos);
+  CHECK(has_line(idle, R"(outbox_registry_destinations{state="usable"} 1000)"));
+  CHECK(has_line(idle, R"(outbox_registry_destinations{state="unusable"} 1)"));
+  CHECK(has_line(idle, R"(outbox_registry_destination_unusable{provider="tiktok",destination="project_3"} 1)"));
+
+  // A delivery makes its own series, not the zero-filled set of the environment's destinations.
+  m.note_settled({"meta", "project_500"}, "delivered", "", std::chrono::system_clock::now());
+  m.requests[{"meta", "project_500"}] = 1;
+  m.request_seconds[{"meta", "project_500"}].observe(0.2);
+  const auto busy = m.render();
+  CHECK(has_line(busy, R"(outbox_deliveries_total{provider="meta",destination="project_500",outcome="delivered"} 1)"));
+  CHECK(busy.find(R"(destination="project_500",outcome="dead")") == std::string::npos);
+  CHECK(sample_lines(busy) == sample_lines(idle) + 1 + 1 + 17);  // the counter, requests, the histogram
+}
+
 TEST_CASE("a settled failure becomes its destination's last error; put-backs do not") {
   outbox::metrics m;
   const outbox::metrics::destination_key k{"webhook", "default"};
