@@ -4,6 +4,7 @@ Rows belong to the dispatcher once inserted, so nothing here adds, changes or
 deletes (the models refuse it too); on-call acts with `dispatcher requeue`,
 `pause` and friends. Staff need the "view" permission of the models. The
 detail page shows the payload: the CRM's own lead data, as the lead page does.
+The destination registry's pages, which do write, are in destination_admin.py.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html
 
+from . import destination_admin  # noqa: F401  (registers OutboxDestination's pages)
 from .models import EventDelivery, EventDeliveryAttempt
 
 

@@ -1,13 +1,20 @@
 """The public API, for `from outbox_events.api import enqueue_event`."""
 
 from .conf import DEFAULT_FANOUT_PROVIDERS, ProviderSpec, default_fanout
-from .destinations import set_destination
+from .destinations import registry_fanout, remove_destination, set_destination
 from .enqueue import enqueue_event, enqueue_fanout
-from .errors import DestinationConflictError, DuplicateProviderError, ReadOnlyError, SchemaMissingError
+from .errors import (
+    DestinationConflictError,
+    DestinationInUseError,
+    DuplicateProviderError,
+    ReadOnlyError,
+    SchemaMissingError,
+)
 
 __all__ = [
     "DEFAULT_FANOUT_PROVIDERS",
     "DestinationConflictError",
+    "DestinationInUseError",
     "DuplicateProviderError",
     "ProviderSpec",
     "ReadOnlyError",
@@ -15,5 +22,7 @@ __all__ = [
     "default_fanout",
     "enqueue_event",
     "enqueue_fanout",
+    "registry_fanout",
+    "remove_destination",
     "set_destination",
 ]

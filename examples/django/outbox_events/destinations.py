@@ -14,17 +14,22 @@ it can without the dispatcher (names, known providers, each key's provider,
 secrets kept out of the plain settings); the dispatcher checks the rest, and an
 entry it cannot use stops only that destination, with the reason in
 `dispatcher status` (docs/destinations.md).
+
+`registry_fanout("project_17")` lists a project's enabled destinations for
+enqueue_fanout; `remove_destination` deletes one as `dispatcher destination
+remove` does. The admin pages (destination_admin.py) go through these too.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 from . import sealing
 from .conf import check_name
+from .errors import DestinationInUseError
 
 # The dispatcher's keys per provider kind (each provider's *_setting_keys) and the common ones
 # (dispatcher/config/config_destinations.cpp); a header is "header__<name>". A test
@@ -60,7 +65,7 @@ ON CONFLICT (provider, name) DO UPDATE SET
     updated_at = now(), updated_by = EXCLUDED.updated_by"""
 
 
-def _registry_key(key) -> str:
+def registry_key(key) -> str:
     """Lower-case; a header's name with '-' for '_', as `dispatcher destination set` writes it."""
     key = str(key).lower()
     if key.startswith("header__"):
@@ -84,6 +89,23 @@ def _check_keys(provider: str, keys, secret: bool) -> None:
             raise ValueError(f"{key!r} is a secret: pass it in secrets=, which are sealed, never in settings=")
 
 
+def check_destination(
+    provider: str, name: str, settings: Optional[Mapping[str, str]] = None, secrets: Optional[Mapping[str, str]] = None
+) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """The checks of set_destination, without the database (the admin's form runs
+    them to show a form error): returns the settings and secrets with their keys
+    as the registry spells them, or raises ValueError."""
+    check_name("provider", provider)
+    check_name("destination", name)
+    if provider not in PROVIDER_KEYS:
+        raise ValueError(f"unknown provider {provider!r} (known: {', '.join(sorted(PROVIDER_KEYS))})")
+    settings = {registry_key(k): str(v) for k, v in (settings or {}).items()}
+    secrets = {registry_key(k): str(v) for k, v in (secrets or {}).items()}
+    _check_keys(provider, settings, secret=False)
+    _check_keys(provider, secrets, secret=True)
+    return settings, secrets
+
+
 def set_destination(
     provider: str,
     name: str,
@@ -97,14 +119,7 @@ def set_destination(
     value removes one, the others stay. Raises ValueError for what can never be
     valid, and LookupError when a secret is given but no sealing key is
     published (`dispatcher keys publish`)."""
-    check_name("provider", provider)
-    check_name("destination", name)
-    if provider not in PROVIDER_KEYS:
-        raise ValueError(f"unknown provider {provider!r} (known: {', '.join(sorted(PROVIDER_KEYS))})")
-    settings = {_registry_key(k): str(v) for k, v in (settings or {}).items()}
-    secrets = {_registry_key(k): str(v) for k, v in (secrets or {}).items()}
-    _check_keys(provider, settings, secret=False)
-    _check_keys(provider, secrets, secret=True)
+    settings, secrets = check_destination(provider, name, settings, secrets)
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         sealed = {}
         if any(secrets.values()):
@@ -134,3 +149,56 @@ def set_destination(
             else:
                 current_secrets.pop(key, None)
         cursor.execute(_PUT, [provider, name, json.dumps(current_settings), json.dumps(current_secrets), enabled, actor])
+
+
+_ENABLED_NAMED = "SELECT provider FROM outbox_destination WHERE name = %s AND enabled ORDER BY provider"
+# As `dispatcher destination remove` (db/destination_registry_store.cpp): rows not final are pending or sending.
+_UNFINISHED = "SELECT count(*) FROM event_delivery WHERE final_state IS NULL AND provider = %s AND destination = %s"
+_REMOVE = "DELETE FROM outbox_destination WHERE provider = %s AND name = %s"
+
+
+def registry_fanout(name: str, using: str = DEFAULT_DB_ALIAS) -> List[Tuple[str, str]]:
+    """The (provider, name) pairs of the enabled registry entries called `name`,
+    for enqueue_fanout(..., providers=registry_fanout("project_17")). One entry
+    per provider at most (the table's key), so the fan-out never names a provider
+    twice. A disabled entry is left out: its events are not enqueued at all
+    (disabling keeps rows already enqueued waiting, it does not queue new ones)."""
+    check_name("destination", name)
+    with connections[using].cursor() as cursor:
+        cursor.execute(_ENABLED_NAMED, [name])
+        return [(provider, name) for (provider,) in cursor.fetchall()]
+
+
+def sealing_key_published(using: str = DEFAULT_DB_ALIAS) -> bool:
+    with connections[using].cursor() as cursor:
+        cursor.execute(_CURRENT_KEY)
+        return cursor.fetchone() is not None
+
+
+def unfinished_rows(provider: str, name: str, using: str = DEFAULT_DB_ALIAS) -> int:
+    """How many event_delivery rows for the destination are pending or sending."""
+    with connections[using].cursor() as cursor:
+        cursor.execute(_UNFINISHED, [provider, name])
+        return cursor.fetchone()[0]
+
+
+def remove_destination(provider: str, name: str, force: bool = False, using: str = DEFAULT_DB_ALIAS) -> int:
+    """Deletes a registry entry as `dispatcher destination remove` does: refused
+    (DestinationInUseError) while rows are pending or sending for it, unless
+    `force` (they then wait as rows of an unknown destination do). Returns the
+    number of such rows; LookupError when there is no such entry."""
+    check_name("provider", provider)
+    check_name("destination", name)
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        cursor.execute(_ADVISORY, [provider, name])  # ordered with a set_destination of the same entry
+        rows = unfinished_rows(provider, name, using)
+        if rows and not force:
+            raise DestinationInUseError(
+                f"refused: {rows} row(s) are still pending or sending for {provider}/{name}; disable it instead "
+                "(its rows wait), or remove it once they are sent",
+                rows=rows,
+            )
+        cursor.execute(_REMOVE, [provider, name])
+        if cursor.rowcount == 0:
+            raise LookupError(f"{provider}/{name} is not in the registry")
+    return rows

@@ -30,3 +30,14 @@ class DestinationConflictError(ValueError):
 
 class ReadOnlyError(TypeError):
     """Saving, updating or deleting event_delivery rows through the ORM."""
+
+
+class DestinationInUseError(ValueError):
+    """Removing a registry destination while rows are still pending or sending for it.
+
+    `rows` is their number; disabling the destination instead keeps them waiting.
+    """
+
+    def __init__(self, message: str, rows: int):
+        super().__init__(message)
+        self.rows = rows

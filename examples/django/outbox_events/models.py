@@ -4,7 +4,7 @@ The dispatcher owns the schema (sql/NNNN_*.sql, applied by `dispatcher migrate`
 or by this app's migration 0002, which runs the same files), so the models are
 unmanaged: Django's model operations never create, alter or drop the tables. Rows are written by `enqueue_event` / `enqueue_fanout`
 (the SQL function computes the idempotency key) and then belong to the
-dispatcher, which claims them under a lease and settles them. The model is
+dispatcher, which claims them under a lease and settles them. The models are
 therefore read-only: saving or deleting through the ORM raises, so CRM code
 cannot race the dispatcher's lease-fenced updates. On-call changes go through
 `dispatcher requeue` / `dispatcher prune`.
@@ -13,10 +13,12 @@ cannot race the dispatcher's lease-fenced updates. On-call changes go through
 from __future__ import annotations
 
 from django.db import models
+from django.db.models.expressions import Col
+from django.utils.functional import cached_property
 
 from .errors import ReadOnlyError
 
-__all__ = ["EventDelivery", "EventDeliveryAttempt", "ReadOnlyError"]
+__all__ = ["EventDelivery", "EventDeliveryAttempt", "OutboxDestination", "ReadOnlyError"]
 
 _READ_ONLY = (
     "event_delivery rows are written by outbox_events.enqueue_event(...) and then owned by the "
@@ -25,19 +27,22 @@ _READ_ONLY = (
 
 
 class ReadOnlyQuerySet(models.QuerySet):
-    """Reads only: every write through the ORM raises ReadOnlyError."""
+    """Reads only: every write through the ORM raises ReadOnlyError (the model's READ_ONLY says what to use)."""
+
+    def _refuse(self):
+        raise ReadOnlyError(getattr(self.model, "READ_ONLY", _READ_ONLY))
 
     def update(self, **kwargs):
-        raise ReadOnlyError(_READ_ONLY)
+        self._refuse()
 
     def delete(self):
-        raise ReadOnlyError(_READ_ONLY)
+        self._refuse()
 
     def bulk_create(self, *args, **kwargs):
-        raise ReadOnlyError(_READ_ONLY)
+        self._refuse()
 
     def bulk_update(self, *args, **kwargs):
-        raise ReadOnlyError(_READ_ONLY)
+        self._refuse()
 
 
 class EventDeliveryQuerySet(ReadOnlyQuerySet):
@@ -156,3 +161,74 @@ class EventDeliveryAttempt(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ReadOnlyError(_READ_ONLY)
+
+
+class _RegistryKeyCol(Col):
+    """The SQL of RegistryKeyField: provider || '/' || name of the row."""
+
+    def as_sql(self, compiler, connection):
+        quote = compiler.quote_name_unless_alias
+        table = f"{quote(self.alias)}." if self.alias else ""
+        return f"({table}{quote('provider')} || '/' || {table}{quote('name')})", []
+
+
+class RegistryKeyField(models.TextField):
+    """outbox_destination's primary key is (provider, name), and Django before 5.2
+    has no composite key: this field is "provider/name", read from both columns,
+    so pk lookups, admin URLs and LogEntry.object_id name one entry. It is no
+    column: rows are written by set_destination, never by the ORM."""
+
+    def get_col(self, alias, output_field=None):
+        return _RegistryKeyCol(alias, self, output_field or self)
+
+    @cached_property
+    def cached_col(self):
+        return _RegistryKeyCol(self.model._meta.db_table, self)
+
+
+class OutboxDestination(models.Model):
+    """A destination of the dispatcher's registry (sql/0010_destination_registry.sql).
+
+    Read here, written by set_destination / remove_destination (validation,
+    sealing and the entry's lock), as the admin does; `secrets` holds sealed
+    values only, and nothing here can open them.
+    """
+
+    READ_ONLY = (
+        "outbox_destination entries are written by outbox_events.set_destination(...) and removed by "
+        "remove_destination(...), which check, seal and lock as `dispatcher destination set` does"
+    )
+
+    key = RegistryKeyField(primary_key=True, editable=False)  # "provider/name"
+    provider = models.TextField()
+    name = models.TextField()
+    settings = models.JSONField(default=dict, editable=False)  # {"pixel_id": "123"}: plain strings
+    secrets = models.JSONField(default=dict, editable=False)  # {"access_token": "sealed:v1:..."}
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(editable=False)
+    updated_at = models.DateTimeField(editable=False)
+    updated_by = models.TextField(editable=False)
+
+    objects = ReadOnlyQuerySet.as_manager()
+
+    class Meta:
+        managed = False
+        db_table = "outbox_destination"
+        ordering = ["provider", "name"]
+        unique_together = [("provider", "name")]  # the table's primary key
+        verbose_name = "destination"
+        verbose_name_plural = "destinations"
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.name}"
+
+    @property
+    def secret_keys(self):
+        """The names of the secrets set, sorted; never their values."""
+        return sorted(self.secrets or {})
+
+    def save(self, *args, **kwargs):
+        raise ReadOnlyError(self.READ_ONLY)
+
+    def delete(self, *args, **kwargs):
+        raise ReadOnlyError(self.READ_ONLY)

@@ -29,6 +29,36 @@ PAYLOAD = {"email": "mary@example.com"}
 SIGNATURE = "enqueue_event_delivery(bigint, text, text, jsonb, text, text)"
 
 
+def publish_sealing_key() -> bytes:
+    """Publishes a new current sealing key, as `dispatcher keys publish` does; returns its private half (PEM)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+    from outbox_events import sealing
+
+    private = X25519PrivateKey.generate()
+    public = private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO outbox_sealing_key (key_id, public_key, is_current) VALUES (%s, %s, true)",
+            [sealing.key_id(public), public],
+        )
+    return private.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
+def registry_entry(provider, name):
+    """(settings text, secrets text, enabled, updated_by) of a registry entry, or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT settings::text, secrets::text, enabled, updated_by FROM outbox_destination "
+            "WHERE provider = %s AND name = %s",
+            [provider, name],
+        )
+        return cursor.fetchone()
+
+
 class Rollback(Exception):
     """Raised to leave an atomic block, undoing a change to the schema."""
 
@@ -203,42 +233,16 @@ class AdminTests(TestCase):
 class SetDestinationTests(TestCase):
     """set_destination: the CRM creates a project's destination; secrets are sealed, never stored in clear."""
 
-    def publish_key(self):
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
-
-        from outbox_events import sealing
-
-        private = X25519PrivateKey.generate()
-        public = private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "INSERT INTO outbox_sealing_key (key_id, public_key, is_current) VALUES (%s, %s, true)",
-                [sealing.key_id(public), public],
-            )
-        return private.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-
-    def entry(self, provider, name):
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT settings::text, secrets::text, enabled, updated_by FROM outbox_destination "
-                "WHERE provider = %s AND name = %s",
-                [provider, name],
-            )
-            return cursor.fetchone()
-
     def test_set_destination_seals_its_secret_and_keeps_what_a_change_does_not_name(self):
         import json
 
         from outbox_events import set_destination
         from outbox_events.sealing import open_sealed
 
-        pem = self.publish_key()
+        pem = publish_sealing_key()
         set_destination("meta", "project_17", {"pixel_id": "1234567890"}, secrets={"access_token": "EAAB-secret"},
                         actor="crm:project-setup")
-        settings, secrets, enabled, by = self.entry("meta", "project_17")
+        settings, secrets, enabled, by = registry_entry("meta", "project_17")
         self.assertEqual(json.loads(settings), {"pixel_id": "1234567890"})
         self.assertNotIn("EAAB-secret", secrets)
         sealed = json.loads(secrets)["access_token"]
@@ -246,7 +250,7 @@ class SetDestinationTests(TestCase):
         self.assertTrue(enabled)
         self.assertEqual(by, "crm:project-setup")
         set_destination("meta", "project_17", {"concurrency": "4"}, enabled=False)
-        settings, secrets, enabled, _ = self.entry("meta", "project_17")
+        settings, secrets, enabled, _ = registry_entry("meta", "project_17")
         self.assertEqual(json.loads(settings), {"pixel_id": "1234567890", "concurrency": "4"})
         self.assertEqual(json.loads(secrets)["access_token"], sealed)
         self.assertFalse(enabled)
@@ -262,4 +266,175 @@ class SetDestinationTests(TestCase):
             set_destination("myspace", "default", {})
         with self.assertRaisesMessage(LookupError, "no sealing key is published"):
             set_destination("webhook", "brand_a", {"url": "https://h.example.com/"}, secrets={"secret": "whsec_x"})
-        self.assertIsNone(self.entry("webhook", "brand_a"))
+        self.assertIsNone(registry_entry("webhook", "brand_a"))
+
+
+class RegistryFanoutTests(TestCase):
+    def test_registry_fanout_enqueues_for_the_projects_enabled_destinations_only(self):
+        from outbox_events import registry_fanout, set_destination
+
+        set_destination("meta", "project_17", {"pixel_id": "1234567890"})
+        set_destination("webhook", "project_17", {"url": "https://hooks.example.com/17"})
+        set_destination("tiktok", "project_17", {"event_source_id": "C4A"}, enabled=False)
+        set_destination("meta", "project_18", {"pixel_id": "987"})
+        self.assertEqual(registry_fanout("project_17"), [("meta", "project_17"), ("webhook", "project_17")])
+        self.assertEqual(registry_fanout("project_99"), [])
+        with self.assertRaisesMessage(ValueError, "destination must be lower-case"):
+            registry_fanout("Project_17")
+        results = enqueue_fanout(9, "Lead", PAYLOAD, providers=registry_fanout("project_17"))
+        self.assertEqual(results, {"meta": True, "webhook": True})
+        rows = EventDelivery.objects.order_by("provider").values_list("lead_project_id", "provider", "destination")
+        self.assertEqual(list(rows), [(9, "meta", "project_17"), (9, "webhook", "project_17")])
+
+    def test_the_destination_model_is_keyed_by_provider_and_name_and_read_only(self):
+        from outbox_events import set_destination
+        from outbox_events.models import OutboxDestination
+
+        set_destination("meta", "project_17", {"pixel_id": "1"})
+        set_destination("tiktok", "project_17", {"event_source_id": "C4A"}, enabled=False)
+        entry = OutboxDestination.objects.get(pk="tiktok/project_17")
+        self.assertEqual((entry.provider, entry.name, entry.enabled), ("tiktok", "project_17", False))
+        self.assertEqual(entry.settings, {"event_source_id": "C4A"})
+        self.assertEqual(list(OutboxDestination.objects.values_list("pk", flat=True)),
+                         ["meta/project_17", "tiktok/project_17"])
+        with self.assertRaises(ReadOnlyError):
+            entry.save()
+        with self.assertRaises(ReadOnlyError):
+            OutboxDestination.objects.filter(provider="meta").delete()
+
+
+@skipUnless(apps.is_installed("django.contrib.admin"), "django.contrib.admin is not installed")
+class DestinationAdminTests(TestCase):
+    """The registry's admin pages: secrets write-only, every write through set_destination."""
+
+    TOKEN = "EAAB-plaintext-token-of-project-17"
+
+    def setUp(self):
+        from django.contrib.admin.utils import quote
+        from django.contrib.auth import get_user_model
+
+        from outbox_events import set_destination
+
+        staff = get_user_model().objects.create_superuser("oncall", "oncall@example.com", "not-a-secret")
+        self.client.force_login(staff)
+        self.pem = publish_sealing_key()
+        set_destination("meta", "project_17", {"pixel_id": "1234567890"}, secrets={"access_token": self.TOKEN})
+        self.sealed = self.stored_secrets()["access_token"]
+        self.url = {
+            view: reverse(f"admin:outbox_events_outboxdestination_{view}", args=[quote("meta/project_17")])
+            for view in ("change", "history", "delete")
+        }
+
+    def stored_secrets(self, provider="meta", name="project_17"):
+        import json
+
+        return json.loads(registry_entry(provider, name)[1])
+
+    def post_change(self, **fields):
+        return self.client.post(self.url["change"], {"enabled": "on", "settings_text": "pixel_id=1234567890", **fields})
+
+    def assert_no_secret(self, text, *secrets):
+        for secret in (self.TOKEN, self.sealed, self.sealed.rsplit(":", 1)[1][:24], "sealed:v1") + secrets:
+            self.assertNotIn(secret, text)
+
+    def form_errors(self, response):
+        self.assertEqual(response.status_code, 200)  # the form again, nothing saved
+        form = response.context["adminform"].form
+        return " ".join(str(e) for errors in form.errors.values() for e in errors)
+
+    def test_the_destination_pages_never_show_a_secret_plain_or_sealed(self):
+        listing = self.client.get(reverse("admin:outbox_events_outboxdestination_changelist"), {"q": "project_17"})
+        self.assertContains(listing, "access_token")  # which secrets are set: the names
+        for page in [listing] + [self.client.get(url) for url in self.url.values()]:
+            self.assertEqual(page.status_code, 200)
+            self.assert_no_secret(page.content.decode())
+        self.assertContains(self.client.get(self.url["change"]), "pixel_id=1234567890")
+        # A form that comes back with an error does not echo the secret just typed.
+        again = self.post_change(settings_text="colour=blue", secret_access_token="EAAB-typed-then-refused")
+        self.assertIn("unknown setting 'colour'", self.form_errors(again))
+        self.assert_no_secret(again.content.decode(), "EAAB-typed-then-refused")
+        self.assertEqual(self.stored_secrets()["access_token"], self.sealed)
+
+    def test_a_blank_secret_keeps_the_stored_one_and_a_new_one_is_sealed_for_the_key(self):
+        from outbox_events.sealing import open_sealed
+
+        self.assertEqual(self.post_change(settings_text="pixel_id=1234567890\nconcurrency=4").status_code, 302)
+        self.assertEqual(self.stored_secrets()["access_token"], self.sealed)
+        settings, _, enabled, by = registry_entry("meta", "project_17")
+        self.assertEqual((settings, enabled, by), ('{"pixel_id": "1234567890", "concurrency": "4"}', True,
+                                                   "django-admin:oncall"))
+        self.assertEqual(self.post_change(secret_access_token="EAAB-rotated").status_code, 302)
+        rotated = self.stored_secrets()["access_token"]
+        self.assertNotEqual(rotated, self.sealed)
+        self.assertEqual(open_sealed(self.pem, rotated, "meta/project_17/access_token"), "EAAB-rotated")
+        self.assertEqual(registry_entry("meta", "project_17")[0], '{"pixel_id": "1234567890"}')  # concurrency left out
+        self.assertEqual(self.post_change(remove_secrets=["access_token"]).status_code, 302)
+        self.assertEqual(self.stored_secrets(), {})
+
+    def test_the_history_names_secret_keys_never_their_values(self):
+        from django.contrib.admin.models import LogEntry
+
+        self.post_change(secret_access_token="EAAB-rotated", secret_app_secret="app-secret-17")
+        rotated = self.stored_secrets()
+        self.post_change(enabled="", remove_secrets=["app_secret"])
+        entries = LogEntry.objects.filter(object_id="meta/project_17").order_by("id")
+        messages = [e.get_change_message() for e in entries]
+        self.assertEqual(messages, ["secret access_token changed; secret app_secret set",
+                                    "disabled; secret app_secret removed"])
+        for e in entries:
+            self.assert_no_secret(e.change_message + e.object_repr, "EAAB-rotated", "app-secret-17", *rotated.values())
+        history = self.client.get(self.url["history"])
+        self.assertContains(history, "secret access_token changed")
+        self.assert_no_secret(history.content.decode(), "EAAB-rotated", *rotated.values())
+
+    def test_adding_a_destination_seals_its_secret_and_records_who(self):
+        from django.contrib.admin.models import LogEntry
+
+        from outbox_events.sealing import open_sealed
+
+        add = reverse("admin:outbox_events_outboxdestination_add")
+        form = {"provider": "tiktok", "name": "project_17", "enabled": "on", "settings_text": "event_source_id=C4A",
+                "secret_access_token": "tt-token-17"}
+        self.assertEqual(self.client.post(add, form).status_code, 302)
+        settings, secrets, _, by = registry_entry("tiktok", "project_17")
+        self.assertEqual((settings, by), ('{"event_source_id": "C4A"}', "django-admin:oncall"))
+        sealed = self.stored_secrets("tiktok")["access_token"]
+        self.assertEqual(open_sealed(self.pem, sealed, "tiktok/project_17/access_token"), "tt-token-17")
+        logged = LogEntry.objects.get(object_id="tiktok/project_17")
+        self.assertEqual(logged.get_change_message(), "added; setting event_source_id set; secret access_token set")
+        self.assertIn("already exists", self.form_errors(self.client.post(add, form)))
+
+    def test_an_invalid_setting_or_name_is_a_form_error(self):
+        add = reverse("admin:outbox_events_outboxdestination_add")
+        hook = {"provider": "webhook", "name": "brand_a", "settings_text": "url=https://hooks.example.com/a"}
+        cases = [
+            (add, {**hook, "name": "Brand-A"}, "destination must be lower-case"),
+            (add, {**hook, "settings_text": "colour=blue"}, "unknown setting 'colour' for a webhook destination"),
+            (add, {**hook, "secret_app_secret": "x"}, "unknown setting 'app_secret' for a webhook destination"),
+            (add, {**hook, "settings_text": "url"}, "line 1 is not KEY=VALUE"),
+            (self.url["change"], {"settings_text": "access_token=EAAB-in-clear"}, "a secret goes in the write-only"),
+            (self.url["change"], {"other_secrets": "pixel_id=1"}, "pixel_id is not a secret"),
+            (self.url["change"], {"settings_text": "colour=blue", "other_secrets": "header__x-api-key=EAAB-in-clear"},
+             "unknown setting 'colour' for a meta destination"),
+        ]
+        for url, data, message in cases:
+            with self.subTest(message=message):
+                response = self.client.post(url, data)
+                self.assertIn(message, self.form_errors(response))
+                self.assertNotIn("EAAB-in-clear", response.content.decode())
+        self.assertIsNone(registry_entry("webhook", "brand_a"))
+        self.assertEqual(registry_entry("meta", "project_17")[0], '{"pixel_id": "1234567890"}')
+
+    def test_delete_is_refused_while_a_row_is_pending(self):
+        enqueue_event(5, "meta", "Lead", PAYLOAD, destination="project_17")
+        for response in (self.client.get(self.url["delete"]), self.client.post(self.url["delete"], {"post": "yes"})):
+            self.assertRedirects(response, self.url["change"], fetch_redirect_response=False)
+        self.assertIsNotNone(registry_entry("meta", "project_17"))
+        page = self.client.get(self.url["change"])
+        self.assertContains(page, "was not removed: 1 row(s) are still pending or sending for it")
+        with connection.cursor() as cursor:  # what the dispatcher writes once Meta accepted it
+            cursor.execute("UPDATE event_delivery SET state = 'sent', sent_at = now() WHERE lead_project_id = 5")
+        response = self.client.post(self.url["delete"], {"post": "yes"})
+        self.assertRedirects(response, reverse("admin:outbox_events_outboxdestination_changelist"),
+                             fetch_redirect_response=False)
+        self.assertIsNone(registry_entry("meta", "project_17"))
