@@ -50,6 +50,9 @@ commands:
   chaos          three dispatchers deliver --rows (1200) rows while backends are terminated every 700 ms,
                  PostgreSQL restarts, one dispatcher is SIGKILLed and the endpoint fails 9 % of requests:
                  delivered, dead, lost, stuck, duplicates by cause, recovery time (not part of `all`)
+  destinations   a drain of --rows (20000) rows to one registry destination, then spread over 1,000 (100
+                 paused, 10 refusing connections): claim latency, rows/s, RSS, /metrics lines, status, and
+                 the reload (a destination created, its row delivered) in each (not part of `all`)
   http-floor     --rows webhook requests over --concurrency (16) keep-alive TLS connections from a
                  bare Asio + OpenSSL client to the same sink (--sink receiver: crm's Node receiver):
                  the CPU floor under the dispatcher's per-request figure, no database (not part of `all`)
@@ -338,6 +341,10 @@ int run(int argc, char** argv) {
     all["paused_backlog"] = run_paused_backlog(o);
     known = true;
   }
+  if (o.command == "destinations") {
+    all["destinations"] = run_many_destinations(o);
+    known = true;
+  }
   if (o.command == "migration-stall") {
     all["migration_stall"] = run_migration_stall(o);
     known = true;
@@ -369,6 +376,7 @@ int run(int argc, char** argv) {
   else if (all.contains("crm")) print_crm_summary(all["crm"]);
   else if (all.contains("chaos")) print_chaos_summary(all["chaos"]);
   else if (all.contains("paused_backlog")) print_paused_backlog_summary(all["paused_backlog"]);
+  else if (all.contains("destinations")) print_many_destinations_summary(all["destinations"]);
   else if (all.contains("migration_stall")) print_migration_stall_summary(all["migration_stall"]);
   else if (all.contains("fleet")) print_fleet_summary(all["fleet"]);
   else if (all.contains("ceiling")) std::cout << all["ceiling"].dump(2) << "\n";

@@ -5,11 +5,14 @@
 # trigger costs the CRM (pgbench). Prints a summary table at the end and writes
 # every figure to $build/bench-results.json. See docs/benchmarks.md.
 #
-#   usage: bench/run.sh [--quick] [--no-build] [--wake-modes] [outbox_bench options...]
+#   usage: bench/run.sh [--quick] [--no-build] [--wake-modes | --destinations] [outbox_bench options...]
 #     --quick        10k rows, 5 s latency, 5 s per pgbench mode (a smoke run)
 #     --wake-modes   only the wake-modes scenario (pgbench at 1, 4, 16, 32 clients in
 #                    each wake mode with the dispatcher delivering, then latency per
 #                    mode; about 6 min); figures in $build/bench-wake-modes.json
+#     --destinations one registry destination, then 1,000 (100 paused, 10 refusing
+#                    connections): claim latency, RSS, reload, /metrics, status
+#                    (about 1 min); figures in $build/bench-destinations.json
 #     e.g. bench/run.sh --rows 100000 --trigger-seconds 60 --claim-batch 200
 #   environment: OUTBOX_BENCH_BUILD_DIR (default: build-bench)
 set -euo pipefail
@@ -28,6 +31,7 @@ for a in "$@"; do
     --quick) args+=(--rows 10000 --seconds 5 --warmup 1 --trigger-seconds 5 --wake-seconds 5) ;;
     --no-build) build_first=0 ;;
     --wake-modes) command=wake-modes results=bench-wake-modes.json ;;
+    --destinations) command=destinations results=bench-destinations.json ;;
     *) args+=("$a") ;;
   esac
 done

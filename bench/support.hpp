@@ -258,6 +258,9 @@ nlohmann::json run_crm(const options& o);
 nlohmann::json run_chaos(const options& o);
 void print_chaos_summary(const nlohmann::json& result);
 nlohmann::json run_paused_backlog(const options& o);
+// destinations: one registry destination, then 1,000 (bench/many_destinations.cpp).
+nlohmann::json run_many_destinations(const options& o);
+void print_many_destinations_summary(const nlohmann::json& result);
 void print_paused_backlog_summary(const nlohmann::json& result);
 nlohmann::json run_migration_stall(const options& o);
 void print_migration_stall_summary(const nlohmann::json& result);

@@ -50,9 +50,11 @@ asio::awaitable<claim_batch> claim(connection& conn, const claim_request& req) {
               std::to_string(req.max_attempts),
               text_array(req.skip_destinations),
               req.only_destination};
-  // Nothing skipped: one ordered scan of the work index. Otherwise destination
-  // by destination, so that skipped rows are never read (sql::claim_by_destination).
-  const bool whole_queue = req.skip_destinations.empty() && !req.only_destination;
+  // Nothing skipped, or skipped destinations with few rows: one ordered scan of
+  // the work index, stepping over the skipped rows. Otherwise destination by
+  // destination, so that skipped rows are never read (sql::claim_by_destination),
+  // at one index descent per destination with unfinished rows.
+  const bool whole_queue = (req.skip_destinations.empty() || req.few_skipped_rows) && !req.only_destination;
   const char* name = whole_queue ? "outbox_claim_v4" : "outbox_claim_by_destination_v1";
   const char* text = whole_queue ? sql::claim : sql::claim_by_destination;
   const auto r = co_await conn.async_query_prepared(name, text, std::move(args), delivery_timeout);

@@ -44,6 +44,9 @@ struct claim_request {
   std::vector<std::string> skip_destinations;
   // When set, only this "provider/destination" (the probe after a pause).
   std::optional<std::string> only_destination;
+  // The skipped destinations have few unsent rows: one ordered scan that steps
+  // over them costs less than the claim destination by destination.
+  bool few_skipped_rows = false;
 };
 
 // held: kept for on-call review, never retried automatically (see provider::hold_reclaimed).

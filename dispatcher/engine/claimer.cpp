@@ -78,6 +78,27 @@ std::vector<std::string> claimer::skipped_destinations() const {
   return keys;
 }
 
+// Whether one ordered scan stepping over the skipped destinations' rows costs
+// less than the claim destination by destination, by the last backlog read
+// (each sweep; unknown: by destination). Stepping over a row costs about
+// 0.5 us; the claim by destination about 20 us for each destination with
+// unfinished rows (bench/many_destinations.cpp: 1,000 destinations, 4,400 rows
+// skipped: 4.8 ms against 22 ms; outbox_bench paused-backlog: 200,000 rows of
+// one paused destination: 43 ms against 1.2 ms).
+bool claimer::few_rows_in(const std::vector<std::string>& skipped) const {
+  if (skipped.empty()) return true;
+  if (!rt_.metrics.backlog_rows) return false;
+  const auto& backlog = *rt_.metrics.backlog_rows;
+  std::int64_t rows = 0;
+  for (const auto& key : skipped) {
+    // The read lists every configured or unusable destination with unsent rows: absent is none.
+    const auto slash = key.find('/');
+    const auto it = backlog.find({key.substr(0, slash), key.substr(slash + 1)});
+    rows += it == backlog.end() ? 0 : it->second;
+  }
+  return rows <= skipped_rows_base + skipped_rows_per_destination * static_cast<std::int64_t>(backlog.size());
+}
+
 std::optional<steady::duration> claimer::until_a_pause_ends() const {
   std::optional<steady::duration> soonest;
   const auto now = rt_.clock.system_now();
@@ -212,6 +233,7 @@ asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::store_sessi
                                                                  bool& full) {
   auto req = request(std::min<std::size_t>(static_cast<std::size_t>(options_.claim_batch), capacity));
   req.skip_destinations = skipped_destinations();
+  req.few_skipped_rows = few_rows_in(req.skip_destinations);
   const auto t0 = rt_.clock.steady_now();
   auto found_batch = co_await conn.async_claim_batch(req);
   rt_.metrics.database_up = found_batch.has_value();

@@ -42,6 +42,11 @@ class claimer {
   [[nodiscard]] bool awake() const noexcept { return wake_signal_.awake(); }
   // "provider/destination" of the destinations the claim leaves out now (paused, circuit open).
   [[nodiscard]] std::vector<std::string> skipped_destinations() const;
+  // Up to base + per destination x (destinations with unsent rows) rows in the skipped
+  // destinations, the claim is one ordered scan that steps over them (claimer.cpp).
+  static constexpr std::int64_t skipped_rows_base = 2000;
+  static constexpr std::int64_t skipped_rows_per_destination = 40;
+  [[nodiscard]] bool few_rows_in(const std::vector<std::string>& skipped) const;
 
  private:
   [[nodiscard]] boost::asio::awaitable<bool> async_release_orphans(db::store_session& conn);

@@ -67,13 +67,17 @@ asio::awaitable<bool> maintenance::async_fleet_refresh(db::store_session& conn) 
   if (!lags) co_return false;
   rt_.metrics.delivery_lag_seconds.clear();
   std::map<metrics::destination_key, std::int64_t> backlog;
+  // A 0 for the environment's destinations; the registry's only when they have rows (metrics.hpp).
   destinations_.for_each([&](const destination& d) {
+    if (!destinations_.from_environment(d.provider_kind, d.name)) return;
     rt_.metrics.delivery_lag_seconds[{d.provider_kind, d.name}] = 0;
     backlog[{d.provider_kind, d.name}] = 0;
   });
   for (const auto& l : *lags) {
-    // Only configured destinations: label values never come from CRM rows.
-    if (destinations_.find(l.provider, l.destination) != nullptr) {
+    // Only configured destinations (and the registry's unusable ones, whose rows
+    // wait): label values never come from CRM rows.
+    if (destinations_.find(l.provider, l.destination) != nullptr ||
+        destinations_.unusable_reason(l.provider, l.destination)) {
       rt_.metrics.delivery_lag_seconds[{l.provider, l.destination}] = l.seconds;
       backlog[{l.provider, l.destination}] = l.rows;
     }

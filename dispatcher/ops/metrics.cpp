@@ -96,6 +96,12 @@ void histogram::observe(double seconds) {
   sum_ += seconds;
 }
 
+void histogram::merge(const histogram& other) {
+  for (std::size_t i = 0; i < bounds.size(); ++i) counts_[i] += other.counts_[i];
+  count_ += other.count_;
+  sum_ += other.sum_;
+}
+
 void histogram::render(std::string& out, const std::string& name, const std::string& labels) const {
   const std::string sep = labels.empty() ? "" : ",";
   for (std::size_t i = 0; i < bounds.size(); ++i) {
@@ -233,9 +239,17 @@ void metrics::render_requests(std::string& out) const {
          "one: the receiver may have seen them twice (its dedup id covers that). The attempt's note says so.");
   for (const auto& [k, n] : from_zero(requests_resent, destinations))
     sample(out, "outbox_requests_resent_total", dest_labels(k), double(n));
-  header(out, "outbox_request_duration_seconds", "histogram", "HTTP request latency, by destination.");
-  for (const auto& [k, h] : from_zero(request_seconds, destinations))
-    h.render(out, "outbox_request_duration_seconds", dest_labels(k));
+  header(out, "outbox_request_duration_seconds", "histogram",
+         "HTTP request latency, by destination; the registry's destinations together per provider, "
+         "as destination=\"(registry)\".");
+  // 17 series a destination: a thousand registry destinations would carry 17,000.
+  std::map<destination_key, histogram> merged;
+  for (const auto& [k, h] : from_zero(request_seconds, destinations)) {
+    const auto d = destinations.find(k);
+    const bool registry = d != destinations.end() && !d->second.zero_filled;
+    merged[registry ? destination_key{k.first, std::string(registry_histogram)} : k].merge(h);
+  }
+  for (const auto& [k, h] : merged) h.render(out, "outbox_request_duration_seconds", dest_labels(k));
 }
 
 std::string metrics::render() const {

@@ -33,12 +33,17 @@ class histogram {
   // Appends the _bucket/_sum/_count lines; `labels` is "" or `a="b",c="d"`.
   void render(std::string& out, const std::string& name, const std::string& labels) const;
   [[nodiscard]] std::uint64_t count() const noexcept { return count_; }
+  void merge(const histogram& other);
 
  private:
   std::array<std::uint64_t, bounds.size()> counts_{};
   std::uint64_t count_ = 0;
   double sum_ = 0;
 };
+
+// The destination label of the request histogram every registry destination of a
+// provider shares (not a destination name: names are [a-z0-9_]).
+inline constexpr std::string_view registry_histogram = "(registry)";
 
 // The outcomes an attempt can be settled with (the attempts log's names).
 inline constexpr std::array<std::string_view, 8> delivery_outcomes{"delivered", "retry",  "dead",     "rejected",

@@ -20,6 +20,7 @@ milliseconds rounded_ms(engine_clock::system_time::duration d) {
 }  // namespace
 
 db::claim_batch memory_statements::claim(const db::claim_request& req) {
+  s_.claim_requests.push_back(req);
   std::vector<memory_row*> due;
   for (auto& [id, r] : s_.rows_) {
     if (!r.open() || r.next_attempt_at > now_) continue;

@@ -118,6 +118,8 @@ class memory_store final : public db::delivery_store {
   // provider_request: the status recorded for a request a provider accepted
   // ("" before a final one), and how many times it was read.
   [[nodiscard]] std::pair<std::string, int> request_status(const std::string& request_id) const;
+  // Every claim request, in order (which statement PostgreSQL would have run).
+  std::vector<db::claim_request> claim_requests;
   // Calls made, by op name: the signal a test waits on instead of a poll.
   [[nodiscard]] int calls(const std::string& op) const;
   // Runs after every call (the store's test signal): a test may stop the io_context there.

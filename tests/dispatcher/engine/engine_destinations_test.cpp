@@ -130,4 +130,29 @@ TEST_CASE(
   CHECK(rig.metrics().destinations.at({"meta", "default"}).api_sunset_seconds < 0);
 }
 
+// The claim steps over a paused destination's rows in one ordered scan while they
+// are few (a scan per destination costs more with many destinations), and goes
+// destination by destination once they are many (claimer.cpp, few_rows_in).
+TEST_CASE("engine destinations: a paused backlog is stepped over while small, claimed around once large") {
+  for (const int paused_rows : {50, 2100}) {
+    CAPTURE(paused_rows);
+    engine_rig rig([](auto& env) {
+      add_webhook(env, "HELD");
+      env["OUTBOX_DEST__WEBHOOK__HELD__PAUSED"] = "true";
+    });
+    rig.http.fallback = scripted_answer::reply(200);
+    for (int lead = 1; lead <= paused_rows; ++lead) rig.enqueue(lead, "Lead", "{}", "held");
+    rig.start();
+    // The backlog read comes with the first claims: a row enqueued after it is claimed knowing the counts.
+    REQUIRE(rig.run_until([&] { return rig.metrics().backlog_rows.has_value(); }));
+    const auto id = rig.enqueue(100000);
+    REQUIRE(rig.run_until_state(id, "sent"));
+    const auto& last = rig.store.claim_requests.back();
+    CHECK(last.skip_destinations == std::vector<std::string>{"webhook/held"});
+    // 2,000 rows and 40 a destination with unsent rows (here two): 2,100 is over.
+    CHECK(last.few_skipped_rows == (paused_rows <= 2080));
+    CHECK(rig.store.count("sent") == 1);
+  }
+}
+
 }  // namespace engine_destinations_test

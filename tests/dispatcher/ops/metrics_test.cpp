@@ -184,7 +184,14 @@ TEST_CASE("a thousand registry destinations: only series that carry a value; the
   const auto busy = m.render();
   CHECK(has_line(busy, R"(outbox_deliveries_total{provider="meta",destination="project_500",outcome="delivered"} 1)"));
   CHECK(busy.find(R"(destination="project_500",outcome="dead")") == std::string::npos);
-  CHECK(sample_lines(busy) == sample_lines(idle) + 1 + 1 + 17);  // the counter, requests, the histogram
+  // The counter, requests, and the histogram every registry destination of the provider shares.
+  CHECK(sample_lines(busy) == sample_lines(idle) + 1 + 1 + 17);
+  CHECK(has_line(busy, R"x(outbox_request_duration_seconds_count{provider="meta",destination="(registry)"} 1)x"));
+  m.requests[{"meta", "project_501"}] = 1;
+  m.request_seconds[{"meta", "project_501"}].observe(0.4);
+  const auto two = m.render();
+  CHECK(sample_lines(two) == sample_lines(busy) + 1);  // its requests counter; the histogram is shared
+  CHECK(has_line(two, R"x(outbox_request_duration_seconds_count{provider="meta",destination="(registry)"} 2)x"));
 }
 
 TEST_CASE("a settled failure becomes its destination's last error; put-backs do not") {
