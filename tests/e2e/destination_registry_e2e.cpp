@@ -198,4 +198,45 @@ TEST_CASE("destination remove: refused while rows wait for it, unless forced; --
   CHECK(fx.cli({"destination", "remove", "webhook", "brand_b"}).exit_code == 1);
 }
 
+TEST_CASE("dispatcher config --registry: the environment's destination wins; each entry used, ignored or why not") {
+  e2e_fixture fx;
+  const scratch_dir dir;
+  const std::string key_file = (dir.path / "sealing.pem").string();
+  REQUIRE(fx.cli({"keys", "generate", key_file}).exit_code == 0);
+  REQUIRE(fx.cli({"keys", "publish", "--key-file", key_file}).exit_code == 0);
+  set_with_secret(fx, dir, "brand_e", "whsec_ZWVlZWVlZWVlZWVl");
+  // The environment defines webhook/default too; a hand-written entry has a URL no check would let in.
+  REQUIRE(fx.cli({"destination", "set", "webhook", "default", "URL=https://hooks.example.com/registry"}).exit_code ==
+          0);
+  fx.db.query(
+      "INSERT INTO outbox_destination (provider, name, settings) VALUES ('webhook', 'broken', "
+      "'{\"url\": \"ftp://hooks.example.com\"}')");
+  const outbox::environment with_key{{"OUTBOX_SEALING_KEY_FILE", key_file}};
+
+  auto r = fx.cli({"config"}, with_key);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("# the registry's destinations (outbox_destination) are added at run time; where one has the "
+                      "provider and name of a destination of the environment or the file, the environment's wins") !=
+        std::string::npos);
+  r = fx.cli({"config", "--registry"}, with_key);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("registry webhook/brand_e: used\n") != std::string::npos);
+  CHECK(r.output.find("registry webhook/default: ignored: the environment defines webhook/default\n") !=
+        std::string::npos);
+  CHECK(r.output.find("registry webhook/broken: not usable: url: ") != std::string::npos);
+  CHECK(r.output.find("OUTBOX_DEST__WEBHOOK__DEFAULT__URL=") != std::string::npos);  // the effective settings first
+
+  // Without the key file, the entry with a secret is not usable, and says why.
+  r = fx.cli({"config", "--registry", "--json"});
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.output);
+  std::map<std::string, std::string> use;
+  for (const auto& e : j["registry"]) use[e["destination"].get<std::string>()] = e["use"].get<std::string>();
+  CHECK(use.size() == 3);
+  CHECK(use["brand_e"].starts_with("not usable: secret: cannot be opened: no sealing key is configured"));
+  CHECK(use["default"] == "ignored: the environment defines webhook/default");
+  CHECK(j["registry_rule"].get<std::string>().find("the environment's wins") != std::string::npos);
+}
+
 }  // namespace destination_registry_e2e
