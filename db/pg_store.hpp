@@ -39,7 +39,9 @@ class pg_store final : public delivery_store {
   // for tests and diagnostics that read the session's settings.
   [[nodiscard]] static connection* connection_of(store_session& session);
   // Read at each connect: set it before the first.
+  // Applies to claim connections opened from now on.
   void set_claims_skip_flush_wait(bool skip) { options_.claims_skip_flush_wait = skip; }
+  [[nodiscard]] bool claims_skip_flush_wait() const { return options_.claims_skip_flush_wait; }
 
  private:
   boost::asio::any_io_executor ex_;

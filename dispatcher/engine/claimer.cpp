@@ -1,5 +1,7 @@
 #include "dispatcher/engine/claimer.hpp"
 
+#include <utility>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -130,6 +132,7 @@ asio::awaitable<void> claimer::async_run() {
       continue;
     }
     if (co_await async_gather_capacity(capacity)) continue;
+    if (std::exchange(reconnect_, false)) link_.drop();  // its session settings changed
     db::store_session* conn = co_await link_.async_get();
     bool ready = conn != nullptr;
     if (ready) ready = co_await async_release_orphans(*conn);

@@ -35,6 +35,8 @@ class claimer {
   boost::asio::awaitable<void> async_run();
   // Look for rows now.
   void wake();
+  // The claim connection's session settings changed: it is opened again before the next claim.
+  void reconnect_before_next_claim() { reconnect_ = true; }
   // In-flight rows finished: look again only if waiting for room to claim.
   void capacity_freed();
   // The database's wake mode (read by the maintenance loop): adaptive or not.
@@ -79,6 +81,7 @@ class claimer {
   bool claim_sent_ = false;  // a claim or probe went out on some connection
   // What the last claim said about the next due row (db::claim_batch::next_due).
   std::optional<std::optional<std::chrono::milliseconds>> next_due_;
+  bool reconnect_ = false;
   bool last_claim_full_ = false;  // the backlog goes on: more rows are due than were claimed
   std::optional<std::chrono::steady_clock::time_point> gather_until_;
 };

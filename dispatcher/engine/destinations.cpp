@@ -139,6 +139,7 @@ registry_changes destination_registry::apply_registry(const std::vector<registry
   unusable_ = std::move(unusable);
   read_at_ = now;
   supported_ = true;
+  on_applied();
   return out;
 }
 

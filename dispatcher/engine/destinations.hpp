@@ -102,6 +102,8 @@ class destination_registry {
   // Asks for a fresh read of the registry (a row names a destination not known here).
   void request_reload() { on_reload_request(); }
   std::function<void()> on_reload_request = [] {};
+  // After every apply_registry (the engine re-derives what depends on the set of destinations).
+  std::function<void()> on_applied = [] {};
   void abort_waiters();
   // Rows waiting for a free slot of their destination (its CONCURRENCY is used up).
   [[nodiscard]] std::size_t rows_waiting_for_slots() const;

@@ -53,6 +53,16 @@ engine::engine(asio::any_io_executor ex, const config& cfg, logger& log, engine_
     pg->set_claims_skip_flush_wait(claims_may_skip_flush_wait(cfg, destinations_));
   }
   destinations_.on_reload_request = [this] { maintenance_.reload_registry(); };
+  // A registry destination that holds reclaimed rows (Meta's ON_EXPIRED_LEASE=hold, read
+  // before the first claim or added later) needs claims that wait for the flush: the
+  // claim connection is opened again with that setting before the next claim.
+  destinations_.on_applied = [this] {
+    auto* pg = dynamic_cast<db::pg_store*>(&store_);
+    const bool skip = claims_may_skip_flush_wait(cfg_, destinations_);
+    if (!pg || pg->claims_skip_flush_wait() == skip) return;
+    pg->set_claims_skip_flush_wait(skip);
+    claimer_.reconnect_before_next_claim();
+  };
   sender_.on_task_done = [this] {
     if (stopping_) drain_timer_.cancel();
   };
