@@ -26,7 +26,7 @@ maintenance::maintenance(engine_runtime rt, maintenance_options options, db::del
     : rt_(rt),
       options_(options),
       destinations_(destinations),
-      keys_(keys),
+      registry_(keys),
       in_flight_(in_flight),
       instance_id_(instance_id),
       stopping_(stopping),

@@ -66,7 +66,7 @@ class maintenance {
   engine_runtime rt_;
   const maintenance_options options_;
   destination_registry& destinations_;
-  const registry_keys& keys_;
+  registry_interpreter registry_;
   const in_flight_table& in_flight_;
   const std::string& instance_id_;
   const bool& stopping_;

@@ -27,7 +27,7 @@ asio::awaitable<bool> maintenance::async_read_registry(db::store_session& conn) 
     co_return true;
   }
   const auto changes =
-      destinations_.apply_registry(interpret_registry(read->entries, keys_), started, rt_.clock.steady_now());
+      destinations_.apply_registry(registry_.interpret(read->entries), started, rt_.clock.steady_now());
   log_registry_changes(changes);
   // A destination added (or enabled, or repaired) starts with a fresh gate: an on-call pause holds it too.
   if (!changes.added.empty()) apply_on_call_pauses(last_pauses_);

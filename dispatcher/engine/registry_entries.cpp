@@ -51,6 +51,34 @@ registry_keys load_registry_keys(const config& cfg) {
   return out;
 }
 
+namespace {
+
+bool same_content(const db::registry_entry& a, const db::registry_entry& b) {
+  return a.enabled == b.enabled && a.settings == b.settings && a.secrets == b.secrets;
+}
+
+}  // namespace
+
+std::vector<registry_destination> registry_interpreter::interpret(const std::vector<db::registry_entry>& entries) {
+  std::map<std::string, remembered, std::less<>> now;
+  std::vector<registry_destination> out;
+  out.reserve(entries.size());
+  for (const auto& e : entries) {
+    std::string key = e.provider + "/" + e.name;
+    const auto before = last_.find(key);
+    if (before != last_.end() && same_content(before->second.entry, e)) {
+      out.push_back(before->second.result);
+      now.emplace(std::move(key), std::move(before->second));
+      continue;
+    }
+    auto fresh = interpret_registry({e}, keys_);
+    out.push_back(fresh.front());
+    now.emplace(std::move(key), remembered{e, std::move(fresh.front())});
+  }
+  last_ = std::move(now);  // entries removed from the registry are forgotten
+  return out;
+}
+
 std::vector<registry_destination> interpret_registry(const std::vector<db::registry_entry>& entries,
                                                      const registry_keys& keys) {
   std::vector<registry_destination> out;
