@@ -179,4 +179,36 @@ TEST_CASE("engine registry: an on-call pause holds a destination that was disabl
   CHECK(rig.http.sent.empty());
 }
 
+TEST_CASE("engine registry: reads lost with their connection keep the destinations; the change lands once read") {
+  const key_file k;
+  engine_rig rig([&](auto& env) {
+    env["OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS"] = "0";  // the strictest: dead as soon as a read says so
+    env["OUTBOX_SEALING_KEY_FILE"] = k.path.string();
+  });
+  rig.store.registry.push_back(webhook_entry(k, "brand_f", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"));
+  rig.start();
+  const auto before = rig.enqueue(1, "Lead", "{}", "brand_f");
+  REQUIRE(rig.run_until_state(before, "sent"));
+
+  // The next two reads die with their connection; meanwhile the CRM creates brand_g and enqueues for it.
+  rig.store.fail_next({"read_registry"});
+  rig.store.fail_next({"read_registry"});
+  rig.store.registry.push_back(
+      webhook_entry(k, "brand_g", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "https://registry.test/g"));
+  const int reads = rig.store.calls("read_registry");
+  registry_changed(rig);
+  const auto after_change = rig.enqueue(2, "Lead", "{}", "brand_g");
+  const auto known = rig.enqueue(3, "Lead", "{}", "brand_f");
+  // brand_f, known before the lost reads, goes on; brand_g's row waits, never dead, and goes once a read lands.
+  REQUIRE(rig.run_until_state(known, "sent"));
+  REQUIRE(rig.run_until_state(after_change, "sent", 120s));
+  CHECK(rig.store.calls("read_registry") >= reads + 3);  // two lost, then one that landed
+  CHECK(rig.logs().find("destination registry not read; keeping the destinations as they are") != std::string::npos);
+  std::size_t to_g = 0;
+  for (const auto& sent : rig.http.sent) to_g += sent.request.url == "https://registry.test/g" ? 1 : 0;
+  CHECK(to_g == 1);
+  CHECK(rig.http.sent.size() == 3);
+  CHECK(rig.row(after_change).attempts == 1);
+}
+
 }  // namespace engine_registry_test
