@@ -55,6 +55,7 @@ class maintenance {
   // maintenance_registry.cpp: the destinations of the registry, applied.
   [[nodiscard]] boost::asio::awaitable<bool> async_read_registry(db::store_session& conn);
   void log_registry_changes(const registry_changes& changes);
+  void log_unusable_at_start();
   // maintenance_fleet.cpp: "retry now" for automatic pauses, the heartbeat, the delivery lag.
   [[nodiscard]] boost::asio::awaitable<bool> async_apply_resume_requests(db::store_session& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_fleet_refresh(db::store_session& conn);

@@ -29,6 +29,7 @@ asio::awaitable<bool> maintenance::async_read_registry(db::store_session& conn) 
   const auto changes =
       destinations_.apply_registry(registry_.interpret(read->entries), started, rt_.clock.steady_now());
   log_registry_changes(changes);
+  if (first_read) log_unusable_at_start();
   // A destination added (or enabled, or repaired) starts with a fresh gate: an on-call pause holds it too.
   if (!changes.added.empty()) apply_on_call_pauses(last_pauses_);
   if (!changes.added.empty() || !changes.changed.empty()) {
@@ -45,6 +46,19 @@ asio::awaitable<bool> maintenance::async_read_registry(db::store_session& conn) 
   // Rows that waited for a destination just added (or for one just enabled) are claimable now.
   if (changes.any()) claimer_.wake();
   co_return true;
+}
+
+// One line at start-up naming every registry destination this process cannot
+// use (a wrong or missing key file shows here first); the others go on.
+void maintenance::log_unusable_at_start() {
+  const auto& unusable = destinations_.unusable();
+  if (unusable.empty()) return;
+  std::string names;
+  for (const auto& [key, why] : unusable) names.append(names.empty() ? "" : ", ").append(key);
+  nlohmann::json fields{{"destinations", names}, {"count", unusable.size()}};
+  if (!registry_.key_problem().empty()) fields["sealing_key"] = registry_.key_problem();
+  rt_.log.error("registry destinations this dispatcher cannot use; their rows wait, the others are delivered",
+                std::move(fields));
 }
 
 void maintenance::log_registry_changes(const registry_changes& changes) {

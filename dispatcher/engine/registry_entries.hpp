@@ -34,6 +34,8 @@ class registry_interpreter {
  public:
   explicit registry_interpreter(const registry_keys& keys) : keys_(keys) {}
   [[nodiscard]] std::vector<registry_destination> interpret(const std::vector<db::registry_entry>& entries);
+  // Why the key files could not be read; empty when they were.
+  [[nodiscard]] const std::string& key_problem() const { return keys_.problem; }
 
  private:
   struct remembered {

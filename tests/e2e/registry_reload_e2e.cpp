@@ -112,4 +112,39 @@ TEST_CASE("registry reload: two running dispatchers apply created, rotated, disa
   CHECK(fx.db.scalar("SELECT count(*) FROM event_delivery WHERE state = 'dead'") == 0);
 }
 
+TEST_CASE("registry with the wrong key file: one start-up error names the destinations it cannot open; others go") {
+  e2e_fixture fx;
+  const outbox::test::scratch_dir dir;
+  const std::string published = (dir.path / "published.pem").string();
+  const std::string other = (dir.path / "other.pem").string();
+  REQUIRE(fx.cli({"keys", "generate", published}).exit_code == 0);
+  REQUIRE(fx.cli({"keys", "generate", other}).exit_code == 0);
+  REQUIRE(fx.cli({"keys", "publish", "--key-file", published}).exit_code == 0);
+  const std::string url = fx.server.url("/k", "localhost");
+  REQUIRE(fx.cli({"destination", "set", "webhook", "brand_k", "URL=" + url, "--secret",
+                  "SECRET=@" + write_file(dir, "k", "whsec_a2tra2tra2tra2tra2tr")})
+              .exit_code == 0);
+  REQUIRE(
+      fx.cli({"destination", "set", "webhook", "brand_plain", "URL=" + fx.server.url("/p", "localhost")}).exit_code ==
+      0);
+  const auto sealed_for_other_key = enqueue_for(fx, 1, "brand_k");
+  const auto plain = enqueue_for(fx, 2, "brand_plain");
+  const auto from_environment = fx.enqueue(3);
+
+  // The dispatcher holds another key than the one the secrets were sealed for.
+  auto& d = fx.start_dispatcher({{"OUTBOX_SEALING_KEY_FILE", other}}, "wrong-key");
+  REQUIRE(d.wait_for_log("registry destinations this dispatcher cannot use", 15s));
+  const std::string logs = d.logs();
+  const auto line = logs.substr(logs.find("registry destinations this dispatcher cannot use"));
+  CHECK(line.substr(0, line.find('\n')).find("\"destinations\":\"webhook/brand_k\"") != std::string::npos);
+  CHECK(logs.find("which this dispatcher does not hold") != std::string::npos);
+  REQUIRE(eventually([&] { return column(fx, plain, "state") == "sent"; }, 15s));
+  REQUIRE(eventually([&] { return column(fx, from_environment, "state") == "sent"; }, 15s));
+  CHECK(column(fx, sealed_for_other_key, "state") == "pending");
+  CHECK(column(fx, sealed_for_other_key, "attempts") == "0");
+  const std::string shown = "registry destination webhook/brand_k not usable: secret: cannot be opened";
+  CHECK(eventually([&] { return fx.cli({"status"}).output.find(shown) != std::string::npos; }, 15s));
+  CHECK(d.running());
+}
+
 }  // namespace registry_reload_e2e
