@@ -88,12 +88,12 @@ side_builds() {
 # (/proc/self/autogroup) is what keeps the tests first.
 setsid nice -n 19 bash -c "set -euo pipefail; echo 19 >/proc/self/autogroup 2>/dev/null || true; $(declare -f side_builds); preset=$preset fuzz=$fuzz jobs=$jobs; side_builds" >"$side_log" 2>&1 &
 side_pid=$!
-# One PostgreSQL test, one e2e test and one test that restarts its own server at
-# a time (their resource locks, CMakeLists.txt), mostly waiting on servers and
-# timers, and unit tests in one more slot.
+# Two PostgreSQL tests, one e2e test and one test that restarts its own server
+# at a time (their lanes' resource locks, CMakeLists.txt), mostly waiting on
+# servers and timers, and unit tests in one more slot.
 # PG_TEST_THROWAWAY_SERVER: the server is deleted afterwards, so tests leave their
 # databases (each DROP DATABASE forces a checkpoint; tests/support/pg_fixture.cpp).
-if ! PG_TEST_THROWAWAY_SERVER=1 scripts/with_postgres.sh ctest --test-dir "$build_dir" --output-on-failure -j "$((jobs + 2))"; then
+if ! PG_TEST_THROWAWAY_SERVER=1 scripts/with_postgres.sh ctest --test-dir "$build_dir" --output-on-failure -j "$((jobs + 3))"; then
   kill -- -"$side_pid" 2>/dev/null || true  # its own process group (setsid): cmake, ninja and compilers too
   exit 1
 fi
