@@ -96,7 +96,7 @@ struct server_state {
   }
 };
 
-void status_page(server_state& s, response& res) {
+void status_page(server_state& s, std::string_view target, response& res) {
   const auto m = s.snapshot();
   const auto now = steady::now();
   s.history->sample(m, now);
@@ -107,7 +107,8 @@ void status_page(server_state& s, response& res) {
   res.set("X-Content-Type-Options", "nosniff");
   res.set("Referrer-Policy", "no-referrer");
   res.set(http::field::cache_control, "no-store");
-  res.body() = render_status_page({m, *s.history, s.ready(), std::chrono::system_clock::now(), now});
+  res.body() =
+      render_status_page({m, *s.history, s.ready(), std::chrono::system_clock::now(), now, parse_status_query(target)});
 }
 
 void route(server_state& s, const request& req, response& res) {
@@ -120,7 +121,7 @@ void route(server_state& s, const request& req, response& res) {
     res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
     res.body() = s.render();
   } else if (target == "/status" && s.snapshot) {
-    status_page(s, res);
+    status_page(s, req.target(), res);
   } else if (target == "/healthz") {
     res.result(http::status::ok);
     res.body() = "ok\n";

@@ -1,8 +1,10 @@
 #include "dispatcher/ops/status_page.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <set>
+#include <vector>
 
 #include "dispatcher/ops/display_time.hpp"
 #include "dispatcher/ops/terminal_text.hpp"
@@ -11,6 +13,8 @@
 
 namespace outbox {
 namespace {
+
+constexpr std::size_t rows_shown = 50;  // destinations listed without a filter
 
 using sys_clock = std::chrono::system_clock;
 
@@ -136,6 +140,7 @@ void destination_row(std::string& out, const status_page_input& in, const metric
 // Configured destinations, then any other label seen ("unknown": rows naming no configured destination).
 std::map<metrics::destination_key, destination_view> shown_destinations(const metrics& m) {
   auto shown = m.destinations;
+  for (const auto& [k, why] : m.registry_unusable) shown.try_emplace(k, destination_view{"not usable", why, {}});
   for (const auto& [k, n] : m.deliveries) {
     shown.try_emplace({std::get<0>(k), std::get<1>(k)}, destination_view{"not configured", {}, {}});
   }
@@ -150,9 +155,23 @@ void destinations_table(std::string& out, const status_page_input& in) {
       "<th>backlog</th><th>lag</th><th>delivered (" +
       window + ")</th><th>retried (" + window + ")</th><th>failed (" + window +
       ")</th><th>last error</th></tr></thead>\n<tbody>\n";
-  const auto shown = shown_destinations(in.m);
-  for (const auto& [k, v] : shown) destination_row(out, in, k, v);
-  if (shown.empty()) out += "<tr class=\"none\"><td colspan=\"9\">no destination is configured</td></tr>\n";
+  // Those that need a look first (not delivering), then by name; without a filter, the first rows_shown.
+  std::vector<std::pair<metrics::destination_key, destination_view>> rows;
+  for (const auto& [k, v] : shown_destinations(in.m)) {
+    if (in.filter.matches(k, v)) rows.emplace_back(k, v);
+  }
+  std::stable_partition(rows.begin(), rows.end(),
+                        [](const auto& r) { return status_state_of(r.second) != "delivering"; });
+  const std::size_t limit = in.filter.any() ? rows.size() : std::min(rows.size(), rows_shown);
+  for (std::size_t i = 0; i < limit; ++i) destination_row(out, in, rows[i].first, rows[i].second);
+  if (limit < rows.size()) {
+    out += "<tr class=\"more\"><td colspan=\"9\">" + std::to_string(rows.size() - limit) +
+           " more destinations: filter by provider, destination or state</td></tr>\n";
+  }
+  if (rows.empty()) {
+    out += std::string("<tr class=\"none\"><td colspan=\"9\">") +
+           (in.filter.any() ? "no destination matches the filter" : "no destination is configured") + "</td></tr>\n";
+  }
   out += "</tbody>\n</table>\n";
 }
 
@@ -177,6 +196,32 @@ void dispatchers_table(std::string& out, const metrics& m) {
   out += "</tbody>\n</table>\n";
 }
 
+// "1000: 890 delivering, 100 paused, 10 circuit-open": every destination by state, before any filter.
+std::string destination_counts(const metrics& m) {
+  std::map<std::string, std::size_t> by_state;
+  const auto shown = shown_destinations(m);
+  for (const auto& [k, v] : shown) ++by_state[status_state_of(v)];
+  std::string out = std::to_string(shown.size());
+  std::string sep = ": ";
+  for (const auto& state : status_page_states()) {
+    if (!by_state.contains(state)) continue;
+    out += sep + std::to_string(by_state[state]) + " " + state;
+    sep = ", ";
+  }
+  return out;
+}
+
+// A GET form for the filter (no script: the page runs none).
+void filter_form(std::string& out, const status_page_filter& f) {
+  out += "<form id=\"filter\" method=\"get\" action=\"/status\">provider <input name=\"provider\" value=\"" +
+         html_text(f.provider) + "\"> destination <input name=\"destination\" value=\"" + html_text(f.destination) +
+         "\" placeholder=\"project_*\"> state <select name=\"state\"><option value=\"\">any</option>";
+  for (const auto& s : status_page_states()) {
+    out += "<option" + std::string(s == f.state ? " selected" : "") + ">" + s + "</option>";
+  }
+  out += "</select> <button>filter</button></form>\n";
+}
+
 void summary(std::string& out, const status_page_input& in) {
   const auto& m = in.m;
   const auto& [ready, why] = in.readiness;
@@ -195,6 +240,7 @@ void summary(std::string& out, const status_page_input& in) {
   }
   item("rows", "rows (whole table)", rows);
   item("oldest-due", "oldest due row", age_text(m.oldest_due_seconds));
+  item("destinations", "destinations", destination_counts(m));
   item("generated", "generated", iso_time(in.now));
   out += "</dl>\n";
 }
@@ -267,6 +313,7 @@ std::string render_status_page(const status_page_input& in) {
   out += "</style></head>\n<body>\n<h1>outbox dispatcher</h1>\n";
   summary(out, in);
   out += "<h2>Destinations</h2>\n";
+  filter_form(out, in.filter);
   destinations_table(out, in);
   if (!in.m.fleet.empty()) {
     out += "<h2>Dispatchers</h2>\n";

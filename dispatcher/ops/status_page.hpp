@@ -10,7 +10,9 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "dispatcher/ops/metrics.hpp"
 
@@ -52,12 +54,27 @@ class delivery_history {
   std::deque<entry> samples_;  // oldest first; never empty
 };
 
+// /status?provider=P&destination=NAME (a trailing * matches a prefix)&state=S.
+struct status_page_filter {
+  std::string provider;
+  std::string destination;
+  std::string state;  // one of status_page_states()
+  [[nodiscard]] bool any() const { return !provider.empty() || !destination.empty() || !state.empty(); }
+  [[nodiscard]] bool matches(const metrics::destination_key& k, const destination_view& v) const;
+};
+[[nodiscard]] status_page_filter parse_status_query(std::string_view target);
+// delivering, paused (on-call), automatic, circuit-open, unusable (a registry
+// entry this process cannot use), not-configured (rows naming no destination).
+[[nodiscard]] const std::vector<std::string>& status_page_states();
+[[nodiscard]] std::string status_state_of(const destination_view& v);
+
 struct status_page_input {
   const metrics& m;
   const delivery_history& history;
   std::pair<bool, std::string> readiness;
   std::chrono::system_clock::time_point now;
   std::chrono::steady_clock::time_point steady_now;
+  status_page_filter filter{};
 };
 
 // The whole HTML document.

@@ -265,8 +265,12 @@ TEST_CASE("/status is an HTML page that runs nothing; the string-rendering serve
     auto p = co_await async_exchange(ex, with.port(), "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     auto n =
         co_await async_exchange(ex, without.port(), "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    // The filter in the query string reaches the page.
+    auto f = co_await async_exchange(
+        ex, with.port(), "GET /status?provider=meta&state=paused HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     with.stop();
     without.stop();
+    CHECK(body_of(f).find("no destination matches the filter") != std::string::npos);
     co_return std::pair{p, n};
   });
   INFO(page);

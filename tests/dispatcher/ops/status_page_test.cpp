@@ -127,6 +127,44 @@ TEST_CASE("a pause shows since when; the answer that paused a destination is its
   CHECK(occurrences(page, "paused by alice: maintenance") == 1);  // who paused it: under its state
 }
 
+TEST_CASE("a thousand destinations: counts by state first, the 50 that need a look, a filter for the rest") {
+  const auto now = sys_clock::now();
+  outbox::metrics m;
+  m.instance = "vm:1:aaaa";
+  for (int i = 0; i < 1000; ++i) {
+    const std::string name = "project_" + std::to_string(1000 + i);
+    outbox::destination_view v{"delivering", "", std::nullopt};
+    if (i % 10 == 5) v = {"paused", "paused by on-call: client asked", std::nullopt};
+    if (i == 999) v = {"circuit open", "circuit open: 5 failures", now + 30s};
+    v.zero_filled = false;
+    m.destinations[{i < 500 ? "meta" : "tiktok", name}] = v;
+  }
+  m.registry_unusable[{"meta", "project_3000"}] = "access_token: cannot be opened: sealed for key 3f2a";
+  const delivery_history h(steady::now());
+  const auto page = outbox::render_status_page({m, h, {true, ""}, now, steady::now()});
+  CHECK(page.find("<dd id=\"destinations\">1001: 899 delivering, 100 paused, 1 circuit-open, 1 unusable</dd>") !=
+        std::string::npos);
+  CHECK(occurrences(page, "<tr class=\"destination ") == 50);
+  CHECK(page.find("951 more destinations: filter by provider, destination or state") != std::string::npos);
+  // Not delivering comes first: the unusable entry and the open circuit are among the 50.
+  CHECK(page.find("data-destination=\"project_3000\" data-state=\"not usable\"") != std::string::npos);
+  CHECK(page.find("sealed for key 3f2a") != std::string::npos);
+  CHECK(page.find("data-destination=\"project_1999\" data-state=\"circuit open\"") != std::string::npos);
+  CHECK(page.find("<form id=\"filter\" method=\"get\" action=\"/status\">") != std::string::npos);
+
+  // /status?provider=tiktok&state=paused&destination=project_15*
+  auto filter = outbox::parse_status_query("/status?provider=tiktok&state=paused&destination=project_15%2A");
+  CHECK(filter.destination == "project_15*");
+  const auto narrowed = outbox::render_status_page({m, h, {true, ""}, now, steady::now(), filter});
+  CHECK(occurrences(narrowed, "<tr class=\"destination ") == 10);  // project_1505, 1515, ... 1595
+  CHECK(narrowed.find("more destinations") == std::string::npos);
+  CHECK(narrowed.find("<option selected>paused</option>") != std::string::npos);
+  filter = outbox::parse_status_query("/status?provider=%3Cb%3E");
+  const auto none = outbox::render_status_page({m, h, {true, ""}, now, steady::now(), filter});
+  CHECK(none.find("no destination matches the filter") != std::string::npos);
+  CHECK(none.find("value=\"&lt;b&gt;\"") != std::string::npos);  // echoed escaped
+}
+
 TEST_CASE("the status page names its dispatcher and shows every live dispatcher's automatic pauses") {
   const auto now = sys_clock::now();
   outbox::metrics m;
