@@ -91,16 +91,23 @@ UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 )sql";
 
-// The skipped destinations ($6) are tested with NOT IN (SELECT unnest(...)), a
-// hashed subplan: one lookup a row. `NOT (... = ANY($6))` compared each row with
-// every skipped key, and a claim stepping over 1,209 rows of 110 skipped
-// destinations took 2.1 ms instead of 0.7.
+// A claim that is not full read every due row: each was picked, skipped, or
+// locked by another claim. So the next pending row is due later
+// (`next_attempt_at > now()`: an index descent), where reading on from the
+// first due row stepped over every skipped row again (3.1 of a 9.8 ms claim
+// behind 4,449 rows of 110 skipped destinations).
+// The skipped destinations ($6, "provider/name") are tested with a NOT IN of
+// (provider, destination) pairs, a hashed subplan: one lookup a row, no string
+// built per row. `NOT (provider || '/' || destination = ANY($6))` compared each
+// row with every skipped key: a claim stepping over 1,209 rows of 110 skipped
+// destinations took 2.1 ms, the hashed concatenation 0.7 ms; over 4,399 rows,
+// the concatenation 1.95 ms, the pairs 1.36 ms.
 inline constexpr auto claim_text = join_sql(R"sql(
 WITH picked AS (
     SELECT id, ctid, state = 'sending' AS reclaimed FROM event_delivery
     WHERE final_state IS NULL AND next_attempt_at <= now()
       AND (state = 'pending' OR (lease_expires_at <= now() AND attempts < $5))
-      AND provider || '/' || destination NOT IN (SELECT unnest($6::text[]))
+      AND (provider, destination) NOT IN (SELECT split_part(k, '/', 1), split_part(k, '/', 2) FROM unnest($6::text[]) k)
       AND ($7::text IS NULL OR provider || '/' || destination = $7)
     ORDER BY next_attempt_at
     LIMIT $4 FOR UPDATE SKIP LOCKED),
@@ -108,12 +115,12 @@ WITH picked AS (
 )sql",
                                             claim_picked_rows, R"sql(       (extract(epoch FROM least(
             (SELECT min(next_attempt_at) FROM event_delivery
-             WHERE final_state IS NULL AND state = 'pending' AND id NOT IN (SELECT id FROM picked)
-               AND provider || '/' || destination NOT IN (SELECT unnest($6::text[]))),
+             WHERE final_state IS NULL AND state = 'pending' AND next_attempt_at > now()
+               AND (provider, destination) NOT IN (SELECT split_part(k, '/', 1), split_part(k, '/', 2) FROM unnest($6::text[]) k)),
             (SELECT min(lease_expires_at) FROM event_delivery
              WHERE final_state IS NULL AND next_attempt_at <= now() AND state = 'sending'
                AND id NOT IN (SELECT id FROM picked)
-               AND provider || '/' || destination NOT IN (SELECT unnest($6::text[])))) - now()) * 1000)::bigint
+               AND (provider, destination) NOT IN (SELECT split_part(k, '/', 1), split_part(k, '/', 2) FROM unnest($6::text[]) k))) - now()) * 1000)::bigint
 WHERE $7::text IS NULL AND (SELECT count(*) FROM picked) < $4)sql");
 inline constexpr const char* claim = claim_text.data();
 
@@ -146,7 +153,7 @@ WITH RECURSIVE destinations AS (
         ORDER BY provider, destination LIMIT 1) n),
 live AS (
     SELECT provider, destination FROM destinations
-    WHERE provider || '/' || destination NOT IN (SELECT unnest($6::text[]))
+    WHERE (provider, destination) NOT IN (SELECT split_part(k, '/', 1), split_part(k, '/', 2) FROM unnest($6::text[]) k)
       AND ($7::text IS NULL OR provider || '/' || destination = $7)),
 candidates AS (
     SELECT c.id, c.next_attempt_at FROM live
@@ -324,10 +331,10 @@ inline constexpr const char* next_due = R"sql(
 SELECT (extract(epoch FROM least(
             (SELECT min(next_attempt_at) FROM event_delivery
              WHERE final_state IS NULL AND state = 'pending'
-               AND provider || '/' || destination NOT IN (SELECT unnest($1::text[]))),
+               AND (provider, destination) NOT IN (SELECT split_part(k, '/', 1), split_part(k, '/', 2) FROM unnest($1::text[]) k)),
             (SELECT min(lease_expires_at) FROM event_delivery
              WHERE final_state IS NULL AND next_attempt_at <= now() AND state = 'sending'
-               AND provider || '/' || destination NOT IN (SELECT unnest($1::text[])))) - now()) * 1000)::bigint)sql";
+               AND (provider, destination) NOT IN (SELECT split_part(k, '/', 1), split_part(k, '/', 2) FROM unnest($1::text[]) k))) - now()) * 1000)::bigint)sql";
 
 // Each dispatcher records the policy of its configured destinations at start-up.
 inline constexpr const char* record_policies = R"sql(
