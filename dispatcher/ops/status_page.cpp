@@ -82,7 +82,7 @@ bool reason_is_an_error(const destination_view& v) {
 // and when it is probed again. An automatic pause's reason is the last error.
 std::string state_html(const destination_view& v) {
   std::string out = "<span class=\"state\">" + html_text(v.state) + "</span>";
-  if (!v.reason.empty() && v.state == "paused") {
+  if (!v.reason.empty() && (v.state == "paused" || v.state == "not usable")) {
     out += "<br><span class=\"reason\">" + html_text(v.reason) + "</span>";
   }
   if (v.paused_since) out += "<br><span class=\"when\">since " + iso_time(*v.paused_since) + "</span>";
@@ -147,6 +147,14 @@ std::map<metrics::destination_key, destination_view> shown_destinations(const me
   return shown;
 }
 
+// Which rows come first: what is broken, then what was paused on purpose, then the rest.
+int look_first(const std::string& state) {
+  static const std::map<std::string, int> rank{{"unusable", 0},       {"circuit-open", 1}, {"automatic", 2},
+                                               {"not-configured", 3}, {"paused", 4},       {"delivering", 5}};
+  const auto it = rank.find(state);
+  return it == rank.end() ? 5 : it->second;
+}
+
 void destinations_table(std::string& out, const status_page_input& in) {
   const bool full = in.history.full_window(in.steady_now);
   const std::string window = full ? "last hour" : "since start";
@@ -160,8 +168,9 @@ void destinations_table(std::string& out, const status_page_input& in) {
   for (const auto& [k, v] : shown_destinations(in.m)) {
     if (in.filter.matches(k, v)) rows.emplace_back(k, v);
   }
-  std::stable_partition(rows.begin(), rows.end(),
-                        [](const auto& r) { return status_state_of(r.second) != "delivering"; });
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return look_first(status_state_of(a.second)) < look_first(status_state_of(b.second));
+  });
   const std::size_t limit = in.filter.any() ? rows.size() : std::min(rows.size(), rows_shown);
   for (std::size_t i = 0; i < limit; ++i) destination_row(out, in, rows[i].first, rows[i].second);
   if (limit < rows.size()) {
