@@ -21,6 +21,7 @@
 #include "bench/support.hpp"
 #include "bench/workload.hpp"
 #include "dispatcher/secrets/sealing_keyring.hpp"
+#include "providers/crypto.hpp"
 
 namespace outbox::bench {
 namespace {
@@ -109,16 +110,6 @@ struct registry_writer {
         {entries.dump()});
   }
 };
-
-std::string hex(const std::string& bytes) {
-  std::string out;
-  char b[3];
-  for (unsigned char c : bytes) {
-    std::snprintf(b, sizeof b, "%02x", c);
-    out += b;
-  }
-  return out;
-}
 
 // The claim statements the dispatcher ran (pg_stat_statements): which, how often, how long.
 json claim_statements(pg& conn) {
@@ -230,7 +221,7 @@ json run_pass(const options& base, int count) {
   pg conn(s.db().conninfo());
   (void)conn.exec(
       "INSERT INTO outbox_sealing_key (key_id, public_key, is_current) VALUES ($1, decode($2, 'hex'), true)",
-      {key.id(), hex(key.public_raw())});
+      {key.id(), outbox::providers::hex_encode(key.public_raw())});
   const registry_writer w{key, webhook_secret_for(o), s.sink()};
   json entries = json::array();
   for (int i = 0; i < count; ++i) entries.push_back(w.entry(destination_name(i), i, count));

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "dispatcher/ops/name_pattern.hpp"
+
 namespace outbox::cli {
 namespace {
 
@@ -51,12 +53,7 @@ std::set<key> in_state(const nlohmann::json& s, const std::string& state) {
 
 bool matches(const status_filter& f, const key& k, const std::optional<std::set<key>>& wanted) {
   if (!f.provider.empty() && k.first != f.provider) return false;
-  if (!f.destination.empty()) {
-    const bool prefix = f.destination.ends_with('*');
-    const std::string_view want =
-        prefix ? std::string_view(f.destination).substr(0, f.destination.size() - 1) : std::string_view(f.destination);
-    if (prefix ? !k.second.starts_with(want) : k.second != want) return false;
-  }
+  if (!f.destination.empty() && !matches_name_pattern(k.second, f.destination)) return false;
   return !wanted || wanted->contains(k);
 }
 

@@ -94,8 +94,7 @@ bool claimer::few_rows_in(const std::vector<std::string>& skipped) const {
   std::int64_t rows = 0;
   for (const auto& key : skipped) {
     // The read lists every configured or unusable destination with unsent rows: absent is none.
-    const auto slash = key.find('/');
-    const auto it = backlog.find({key.substr(0, slash), key.substr(slash + 1)});
+    const auto it = backlog.find(split_key(key));
     rows += it == backlog.end() ? 0 : it->second;
   }
   return rows <= skipped_rows_base + skipped_rows_per_destination * static_cast<std::int64_t>(backlog.size());

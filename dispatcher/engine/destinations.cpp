@@ -1,7 +1,6 @@
 #include "dispatcher/engine/destinations.hpp"
 
 namespace outbox {
-namespace {
 
 std::string key_of(std::string_view provider, std::string_view name) {
   std::string key(provider);
@@ -9,6 +8,13 @@ std::string key_of(std::string_view provider, std::string_view name) {
   key += name;
   return key;
 }
+
+std::pair<std::string, std::string> split_key(std::string_view key) {
+  const auto slash = key.find('/');
+  return {std::string(key.substr(0, slash)), slash == std::string_view::npos ? "" : std::string(key.substr(slash + 1))};
+}
+
+namespace {
 
 bool same_oauth(const providers::oauth_settings& a, const providers::oauth_settings& b) {
   return a.token_url == b.token_url && a.client_id == b.client_id && a.client_secret == b.client_secret &&

@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -53,6 +54,10 @@ struct destination : std::enable_shared_from_this<destination> {
   // "provider/destination", as the claim's skip list and the policy table name it.
   [[nodiscard]] std::string key() const { return provider_kind + "/" + name; }
 };
+
+// A destination's key, "provider/name" (names never hold a '/'), and its two parts back.
+[[nodiscard]] std::string key_of(std::string_view provider, std::string_view name);
+[[nodiscard]] std::pair<std::string, std::string> split_key(std::string_view key);
 
 // One destination of the registry, as the engine reads it (registry_entries.hpp).
 struct registry_destination {

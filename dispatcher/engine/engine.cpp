@@ -214,8 +214,7 @@ outbox::metrics engine::metrics_snapshot() const {
     view.api_sunset_warning = providers::api_sunset_warning(d.provider_kind, version, now).value_or("");
   });
   for (const auto& [key, why] : destinations_.unusable()) {
-    const auto slash = key.find('/');
-    m.registry_unusable[{key.substr(0, slash), key.substr(slash + 1)}] = why;
+    m.registry_unusable[split_key(key)] = why;
   }
   return m;
 }

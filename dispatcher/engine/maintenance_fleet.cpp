@@ -131,9 +131,9 @@ asio::awaitable<bool> maintenance::async_heartbeat(db::store_session& conn) {
   });
   // A registry destination that is not usable stops as a pause does: status shows it with the reason.
   for (const auto& [key, why] : destinations_.unusable()) {
-    const auto slash = key.find('/');
-    beat.automatic_pauses.push_back({{"provider", key.substr(0, slash)},
-                                     {"destination", key.substr(slash + 1)},
+    const auto [provider, name] = split_key(key);
+    beat.automatic_pauses.push_back({{"provider", provider},
+                                     {"destination", name},
                                      {"reason", "not usable: " + why},
                                      {"kind", "registry"},
                                      {"since", ""},

@@ -39,8 +39,8 @@ asio::awaitable<bool> maintenance::async_read_registry(db::store_session& conn) 
   // Not at start-up: there every entry is "added", and rows in a backoff must keep it.
   const std::vector<std::string> now_usable = first_read ? std::vector<std::string>{} : changes.added;
   for (const auto& key : now_usable) {
-    const auto slash = key.find('/');
-    auto due = co_await conn.async_make_rows_due(key.substr(0, slash), key.substr(slash + 1));
+    auto [provider, name] = split_key(key);
+    auto due = co_await conn.async_make_rows_due(std::move(provider), std::move(name));
     if (!due) break;  // they still go at their own next look (at most 30 s on)
   }
   // Rows that waited for a destination just added (or for one just enabled) are claimable now.

@@ -64,7 +64,7 @@ std::vector<registry_destination> registry_interpreter::interpret(const std::vec
   std::vector<registry_destination> out;
   out.reserve(entries.size());
   for (const auto& e : entries) {
-    std::string key = e.provider + "/" + e.name;
+    std::string key = key_of(e.provider, e.name);
     const auto before = last_.find(key);
     if (before != last_.end() && same_content(before->second.entry, e)) {
       out.push_back(before->second.result);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "dispatcher/ops/name_pattern.hpp"
 #include "dispatcher/ops/status_page.hpp"
 
 namespace outbox {
@@ -65,12 +66,7 @@ status_page_filter parse_status_query(std::string_view target) {
 
 bool status_page_filter::matches(const metrics::destination_key& k, const destination_view& v) const {
   if (!provider.empty() && k.first != provider) return false;
-  if (!destination.empty()) {
-    const bool prefix = destination.ends_with('*');
-    const std::string_view want =
-        prefix ? std::string_view(destination).substr(0, destination.size() - 1) : std::string_view(destination);
-    if (prefix ? !k.second.starts_with(want) : k.second != want) return false;
-  }
+  if (!destination.empty() && !matches_name_pattern(k.second, destination)) return false;
   return state.empty() || status_state_of(v) == state;
 }
 

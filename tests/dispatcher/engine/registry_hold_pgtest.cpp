@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dispatcher/secrets/sealing_keyring.hpp"
+#include "providers/crypto.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/engine_harness.hpp"
 
@@ -29,13 +30,6 @@ long long claim_backend(const outbox::test::scratch_database& db) {
   return r.rows() == 1 ? std::stoll(std::string(r.text(0, 0))) : 0;
 }
 
-std::string hex(const std::string& bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (const unsigned char c : bytes) out.append({digits[c >> 4], digits[c & 15]});
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("engine: a hold destination added to the registry replaces the claim connection before the next claim") {
@@ -45,7 +39,7 @@ TEST_CASE("engine: a hold destination added to the registry replaces the claim c
   std::ofstream(key_file) << key.private_pem();
   engine_harness h([&](auto& env) { env["OUTBOX_SEALING_KEY_FILE"] = key_file; });
   h.db.query("INSERT INTO outbox_sealing_key (key_id, public_key, is_current) VALUES ($1, decode($2, 'hex'), true)",
-             {key.id(), hex(key.public_raw())});
+             {key.id(), outbox::providers::hex_encode(key.public_raw())});
   h.start();
   const auto first = h.enqueue(1, "Lead");
   REQUIRE(h.wait_state(first, "sent"));
