@@ -53,6 +53,7 @@ class sender {
   [[nodiscard]] std::optional<db::settlement> route(const db::claimed_row& row, bool probe,
                                                     std::shared_ptr<destination>& dest);
   [[nodiscard]] static bool could_be_created(const db::claimed_row& row);
+  void forget_unknown_rows_seen_before(std::chrono::system_clock::time_point before);
   [[nodiscard]] db::settlement plan_without_destination(const db::claimed_row& row, const row_ticket& ticket,
                                                         std::chrono::system_clock::time_point now);
   [[nodiscard]] std::string unknown_destination_error(const db::claimed_row& row) const;

@@ -20,7 +20,17 @@ constexpr auto registry_reread_wait = std::chrono::milliseconds{2s};
 // The longest wait between two looks while an unknown destination's grace runs.
 constexpr auto unknown_retry = std::chrono::milliseconds{30s};
 
+// Rows of unknown destinations are remembered this long past the grace: one that
+// never comes back (sent by another dispatcher, requeued) is then forgotten.
+constexpr auto unknown_seen_kept = std::chrono::minutes{10};
+constexpr std::size_t unknown_seen_bound = 10000;
+
 }  // namespace
+
+void sender::forget_unknown_rows_seen_before(std::chrono::system_clock::time_point before) {
+  if (unknown_seen_.size() < unknown_seen_bound) return;
+  std::erase_if(unknown_seen_, [&](const auto& seen) { return seen.second < before; });
+}
 
 // Why a row names no configured destination, and what to do about it.
 std::string sender::unknown_destination_error(const db::claimed_row& row) const {
@@ -54,6 +64,18 @@ db::settlement sender::plan_without_destination(const db::claimed_row& row, cons
   }
   const std::string error = unknown_destination_error(row);
   if (!could_be_created(row)) return plan_rejection(ticket, error, now);
+  // First a read of the registry that started after this process first saw the
+  // row: that read began after the row's commit, so after that of a destination
+  // created with it (or a moment before: its notification may come after the
+  // row's). Both times are this process's clock. Only then the grace's longer
+  // waits, or dead.
+  forget_unknown_rows_seen_before(now - options_.unknown_destination_grace - unknown_seen_kept);
+  const auto first_seen = unknown_seen_.try_emplace(row.id, now).first->second;
+  const auto read_at = destinations_.registry_read_at();
+  if (destinations_.registry_supported() && (!read_at || *read_at <= first_seen)) {
+    destinations_.request_reload();
+    return plan_putback(ticket, registry_reread_wait, "waiting", error + "; reading the registry again", now);
+  }
   const auto waited = now - row.created_at;
   if (waited < options_.unknown_destination_grace) {
     const auto left =
@@ -63,15 +85,6 @@ db::settlement sender::plan_without_destination(const db::claimed_row& row, cons
                             std::to_string(options_.unknown_destination_grace.count()) +
                             " s after its insert (OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS)",
                         now);
-  }
-  // Dead only after a read of the registry that started after this process first saw
-  // the row: that read began after the row's commit, so after that of a destination
-  // created with it. Both times are this process's clock.
-  const auto first_seen = unknown_seen_.try_emplace(row.id, now).first->second;
-  const auto read_at = destinations_.registry_read_at();
-  if (destinations_.registry_supported() && (!read_at || *read_at <= first_seen)) {
-    destinations_.request_reload();
-    return plan_putback(ticket, registry_reread_wait, "waiting", error + "; reading the registry again", now);
   }
   unknown_seen_.erase(row.id);
   return plan_rejection(ticket, error, now);

@@ -74,6 +74,23 @@ TEST_CASE("engine registry: a destination created after its row was enqueued del
   CHECK(rig.http.sent[0].request.url == "https://registry.test/hook");
 }
 
+TEST_CASE("engine registry: a row claimed before the reload that brings its new destination is sent within 2 s") {
+  const key_file k;
+  engine_rig rig([&](auto& env) {
+    env["OUTBOX_SEALING_KEY_FILE"] = k.path.string();
+    env["OUTBOX_SWEEP_INTERVAL_SECONDS"] = "60";  // the safety-net re-read comes too late to help
+  });
+  rig.start();
+  // Created in the same breath as the row, its notification not heard yet: the
+  // claim sees the row first. The grace (600 s) must not turn into a 30 s wait.
+  rig.store.registry.push_back(webhook_entry(k, "brand_c", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"));
+  const auto t0 = rig.clock.system_now();
+  const auto id = rig.enqueue(5, "Lead", "{}", "brand_c");
+  REQUIRE(rig.run_until_state(id, "sent", 60s));
+  CHECK(rig.clock.system_now() - t0 <= 3s);
+  CHECK(rig.http.sent.size() == 1);
+}
+
 TEST_CASE("engine registry: a row for a destination nobody creates is dead after the grace period, not before") {
   engine_rig rig([](auto& env) { env["OUTBOX_UNKNOWN_DESTINATION_GRACE_SECONDS"] = "120"; });
   rig.start();
