@@ -109,8 +109,8 @@ json run_ceiling(const options& o) {
   for (;;) {
     const std::string token = random_token(rng);
     const auto c0 = steady::now();
-    const std::vector<std::optional<std::string>> args{"bench-ceiling", token, "60", std::to_string(batch), "12", "{}",
-                                                       std::nullopt};
+    const std::vector<std::optional<std::string>> args{
+        "bench-ceiling", token, "60", std::to_string(batch), "12", "{}", std::nullopt, std::nullopt, std::nullopt};
     const auto claimed = conn.exec_prepared_nullable("claim", args);
     claim_ms.push_back(ms_between(c0, steady::now()));
     ++statements;

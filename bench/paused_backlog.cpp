@@ -41,12 +41,16 @@ void load_paused_backlog(pg& conn, std::int64_t paused) {
   (void)conn.exec("VACUUM ANALYZE event_delivery");
 }
 
-std::vector<std::optional<std::string>> claim_args(int n, const std::string& skip) {
+// The claim's parameters; the single scan takes two more (where it starts: the beginning).
+std::vector<std::optional<std::string>> claim_args(int n, const std::string& skip, const std::string& statement) {
   static std::int64_t claims = 0;
   const std::string count = std::to_string(++claims);  // a UUID per claim: 12 hex digits at the end
   const std::string token =
       "00000000-0000-4000-8000-" + std::string(12 - std::min<std::size_t>(12, count.size()), '0') + count;
-  return {"bench-paused", token, "60", std::to_string(n), "12", skip, std::nullopt};
+  std::vector<std::optional<std::string>> args{"bench-paused", token, "60",        std::to_string(n),
+                                               "12",           skip,  std::nullopt};
+  if (statement == "single_scan") args.resize(9);
+  return args;
 }
 
 // Times `count` claims of the prepared `statement`; milliseconds, sorted.
@@ -54,7 +58,7 @@ std::vector<double> time_claims(pg& conn, const std::string& statement, const st
   std::vector<double> ms;
   for (int i = 0; i < count; ++i) {
     const auto t0 = steady::now();
-    (void)conn.exec_prepared_nullable(statement, claim_args(claim_rows, skip));
+    (void)conn.exec_prepared_nullable(statement, claim_args(claim_rows, skip, statement));
     ms.push_back(ms_between(t0, steady::now()));
     (void)conn.exec(settle_claimed);  // as the engine would: settled rows leave the claim's way
   }
@@ -63,9 +67,10 @@ std::vector<double> time_claims(pg& conn, const std::string& statement, const st
 }
 
 long long buffers_of(pg& conn, const std::string& statement, const std::string& skip) {
-  const auto args = claim_args(claim_rows, skip);
+  const auto args = claim_args(claim_rows, skip, statement);
   const auto r = conn.exec("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE " + statement + "('" + *args[0] + "', '" +
-                           *args[1] + "', 60, " + std::to_string(claim_rows) + ", 12, '" + skip + "', NULL)");
+                           *args[1] + "', 60, " + std::to_string(claim_rows) + ", 12, '" + skip + "', NULL" +
+                           (statement == "single_scan" ? ", NULL, NULL)" : ")"));
   const auto plan = json::parse(value(r, 0, 0)).at(0).at("Plan");
   return plan.value("Shared Hit Blocks", 0LL) + plan.value("Shared Read Blocks", 0LL);
 }

@@ -71,8 +71,9 @@ constexpr auto join_sql(const char (&... parts)[N]) {
 }
 
 // What both claims do with the rows they picked (a CTE `picked` of id, ctid
-// and reclaimed): claim them under the lease and return them, then one more
-// row (id NULL) whose last column says when the next row is due.
+// and reclaimed): claim them under the lease and return them, each with the
+// schedule position (next_attempt_at in microseconds, id) of the first of them,
+// then one more row (id NULL) whose next_due_ms says when the next row is due.
 inline constexpr char claim_picked_rows[] = R"sql(
 claimed AS (
     UPDATE event_delivery d
@@ -83,10 +84,13 @@ claimed AS (
     WHERE d.ctid = picked.ctid
     RETURNING d.id, d.lead_project_id, d.provider, d.destination, d.event_name, d.idempotency_key,
               d.payload::text AS payload, d.attempts,
-              (date_part('epoch', d.created_at) * 1000)::bigint AS created_ms, picked.reclaimed)
-SELECT id, lead_project_id, provider, destination, event_name, idempotency_key, payload, attempts,
-       created_ms, reclaimed, NULL::bigint AS next_due_ms
-FROM claimed
+              (date_part('epoch', d.created_at) * 1000)::bigint AS created_ms, picked.reclaimed,
+              d.next_attempt_at AS due_at)
+SELECT c.id, c.lead_project_id, c.provider, c.destination, c.event_name, c.idempotency_key, c.payload,
+       c.attempts, c.created_ms, c.reclaimed, NULL::bigint AS next_due_ms, first.due_us AS first_due_us,
+       first.id AS first_id
+FROM claimed c, (SELECT (extract(epoch FROM due_at) * 1000000)::bigint AS due_us, id FROM claimed
+                 ORDER BY due_at, id LIMIT 1) first
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 )sql";
@@ -102,14 +106,28 @@ SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 // row with every skipped key: a claim stepping over 1,209 rows of 110 skipped
 // destinations took 2.1 ms, the hashed concatenation 0.7 ms; over 4,399 rows,
 // the concatenation 1.95 ms, the pairs 1.36 ms.
+//
+// $8 and $9 (NULL: from the start) are where the scan starts in schedule order
+// (next_attempt_at in microseconds since the epoch, id), the first row the last
+// claim picked: every row before it was skipped, locked or in flight then
+// (dispatcher/engine/claim_scan_mark.hpp). It steps back to a second before
+// the claim, so that a row whose transaction began before the mark and
+// committed after it is still read; a transaction open longer than that waits
+// for the next claim from the start (at least one a second).
+inline constexpr char claim_scan_from[] =
+    "(next_attempt_at, id) >= (least(coalesce(timestamptz 'epoch' + $8::bigint * interval '1 microsecond', "
+    "'-infinity'), now() - interval '1 second'), CASE WHEN timestamptz 'epoch' + $8::bigint * interval "
+    "'1 microsecond' < now() - interval '1 second' THEN $9::bigint ELSE 0 END)";
 inline constexpr auto claim_text = join_sql(R"sql(
 WITH picked AS (
     SELECT id, ctid, state = 'sending' AS reclaimed FROM event_delivery
     WHERE final_state IS NULL AND next_attempt_at <= now()
+      AND )sql",
+                                            claim_scan_from, R"sql(
       AND (state = 'pending' OR (lease_expires_at <= now() AND attempts < $5))
       AND (provider, destination) NOT IN (SELECT split_part(k, '/', 1), split_part(k, '/', 2) FROM unnest($6::text[]) k)
       AND ($7::text IS NULL OR provider || '/' || destination = $7)
-    ORDER BY next_attempt_at
+    ORDER BY next_attempt_at, id
     LIMIT $4 FOR UPDATE SKIP LOCKED),
 
 )sql",
@@ -119,8 +137,10 @@ WITH picked AS (
                AND (provider, destination) NOT IN (SELECT split_part(k, '/', 1), split_part(k, '/', 2) FROM unnest($6::text[]) k)),
             (SELECT min(lease_expires_at) FROM event_delivery
              WHERE final_state IS NULL AND next_attempt_at <= now() AND state = 'sending'
+               AND )sql",
+                                            claim_scan_from, R"sql(
                AND id NOT IN (SELECT id FROM picked)
-               AND (provider, destination) NOT IN (SELECT split_part(k, '/', 1), split_part(k, '/', 2) FROM unnest($6::text[]) k))) - now()) * 1000)::bigint
+               AND (provider, destination) NOT IN (SELECT split_part(k, '/', 1), split_part(k, '/', 2) FROM unnest($6::text[]) k))) - now()) * 1000)::bigint, NULL, NULL
 WHERE $7::text IS NULL AND (SELECT count(*) FROM picked) < $4)sql");
 inline constexpr const char* claim = claim_text.data();
 
@@ -184,7 +204,7 @@ picked AS (
                  SELECT lease_expires_at AS lease FROM event_delivery e
                  WHERE e.provider = live.provider AND e.destination = live.destination
                    AND coalesce(e.final_state, 'open') = 'open' AND e.next_attempt_at <= now() AND e.state = 'sending'
-                   AND e.id NOT IN (SELECT id FROM picked)) f)) - now()) * 1000)::bigint
+                   AND e.id NOT IN (SELECT id FROM picked)) f)) - now()) * 1000)::bigint, NULL, NULL
 WHERE $7::text IS NULL AND (SELECT count(*) FROM picked) < $4)sql");
 inline constexpr const char* claim_by_destination = claim_by_destination_text.data();
 

@@ -55,7 +55,11 @@ asio::awaitable<claim_batch> claim(connection& conn, const claim_request& req) {
   // destination, so that skipped rows are never read (sql::claim_by_destination),
   // at one index descent per destination with unfinished rows.
   const bool whole_queue = (req.skip_destinations.empty() || req.few_skipped_rows) && !req.only_destination;
-  const char* name = whole_queue ? "outbox_claim_v4" : "outbox_claim_by_destination_v1";
+  if (whole_queue) {
+    args.push_back(req.scan_from ? std::optional(std::to_string(req.scan_from->due_us)) : std::nullopt);
+    args.push_back(req.scan_from ? std::optional(std::to_string(req.scan_from->id)) : std::nullopt);
+  }
+  const char* name = whole_queue ? "outbox_claim_v5" : "outbox_claim_by_destination_v2";
   const char* text = whole_queue ? sql::claim : sql::claim_by_destination;
   const auto r = co_await conn.async_query_prepared(name, text, std::move(args), delivery_timeout);
   claim_batch found;
@@ -63,6 +67,7 @@ asio::awaitable<claim_batch> claim(connection& conn, const claim_request& req) {
   for (int i = 0; i < r.rows(); ++i) {
     if (!r.is_null(i, 0)) {
       found.rows.push_back(claimed_from(r, i, req.token));
+      if (!found.first_picked) found.first_picked = claim_position{r.int64(i, 11), r.int64(i, 12)};
     } else if (const auto ms = r.opt_int64(i, 10)) {
       found.next_due.emplace(std::chrono::milliseconds(std::max<std::int64_t>(*ms, 0)));
     } else {

@@ -34,6 +34,17 @@ struct claimed_row {
   bool reclaimed = false;  // taken over from an expired lease (its previous sender may have sent it)
 };
 
+// A place in the claim's schedule order: next_attempt_at (microseconds since
+// the epoch) and id.
+struct claim_position {
+  std::int64_t due_us = 0;
+  std::int64_t id = 0;
+  bool operator==(const claim_position&) const = default;
+};
+// The claim that starts at a position steps back to this long before its own
+// time when the position is later (db/delivery_sql.hpp, the literal there).
+inline constexpr std::chrono::seconds claim_scan_step_back{1};
+
 struct claim_request {
   std::string owner;  // per-boot instance id
   std::string token;  // fresh lease token for this claim
@@ -47,6 +58,10 @@ struct claim_request {
   // The skipped destinations have few unsent rows: one ordered scan that steps
   // over them costs less than the claim destination by destination.
   bool few_skipped_rows = false;
+  // Where the one ordered scan starts (nullopt: at the beginning): the first row
+  // an earlier claim picked, every row before it skipped then. Ignored by the
+  // claim by destination and the probe.
+  std::optional<claim_position> scan_from;
 };
 
 // held: kept for on-call review, never retried automatically (see provider::hold_reclaimed).
@@ -127,6 +142,8 @@ struct claim_batch {
   // (0 when already; nullopt inside when there is none). What async_next_due
   // would answer right after the claim, without a statement of its own.
   std::optional<std::optional<std::chrono::milliseconds>> next_due;
+  // The first row picked, in schedule order (nullopt when none was).
+  std::optional<claim_position> first_picked;
 };
 
 // Claims up to `limit` due rows (pending and due, or sending with an expired lease).

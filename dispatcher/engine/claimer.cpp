@@ -237,9 +237,16 @@ asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::store_sessi
   req.skip_destinations = skipped_destinations();
   req.few_skipped_rows = few_rows_in(req.skip_destinations);
   const auto t0 = rt_.clock.steady_now();
+  const bool one_scan = req.few_skipped_rows;  // else destination by destination: nothing to step over
+  if (one_scan) req.scan_from = scan_mark_.start(req.skip_destinations, t0);
   auto found_batch = co_await conn.async_claim_batch(req);
   rt_.metrics.database_up = found_batch.has_value();
   next_due_.reset();
+  if (found_batch && one_scan) {
+    scan_mark_.claimed(found_batch->first_picked, t0);
+  } else {
+    scan_mark_.forget();
+  }
   if (!found_batch) {
     // The claim may have committed: its rows are released after the reconnect.
     ++rt_.metrics.db_errors;

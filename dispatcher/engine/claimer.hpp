@@ -15,6 +15,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "dispatcher/engine/adaptive_wake.hpp"
+#include "dispatcher/engine/claim_scan_mark.hpp"
 #include "dispatcher/engine/clock_timer.hpp"
 #include "dispatcher/engine/db_link.hpp"
 #include "dispatcher/engine/destinations.hpp"
@@ -75,6 +76,7 @@ class claimer {
   db_link link_;
   adaptive_wake wake_signal_;
   clock_timer timer_;
+  claim_scan_mark scan_mark_;
   bool wake_pending_ = false;
   bool waiting_for_capacity_ = false;
   std::uint64_t orphans_checked_generation_ = 0;

@@ -108,8 +108,8 @@ TEST_CASE("claim and settle plans made on a tiny table read only their batch onc
     // The cached plans, run again: one row claimed, one row settled.
     figures out;
     const auto claim_plan =
-        co_await claim_conn.async_query("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE outbox_claim_v4('a', '" +
-                                            outbox::random_uuid() + "', 30, 1, 12, '{}', NULL)",
+        co_await claim_conn.async_query("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE outbox_claim_v5('a', '" +
+                                            outbox::random_uuid() + "', 30, 1, 12, '{}', NULL, NULL, NULL)",
                                         {}, 10s);
     out.claim_buffers = explain_buffers(claim_plan);
     // Arguments in the order of sql::settle: owner, then one array per column of `s`.

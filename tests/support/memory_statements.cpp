@@ -19,21 +19,40 @@ milliseconds rounded_ms(engine_clock::system_time::duration d) {
 
 }  // namespace
 
+// A row's place in the claim's schedule order: next_attempt_at in microseconds, id.
+std::pair<std::int64_t, std::int64_t> memory_statements::position_of(const memory_row& r) {
+  return {std::chrono::duration_cast<std::chrono::microseconds>(r.next_attempt_at.time_since_epoch()).count(), r.id};
+}
+
+// Where the claim's one ordered scan starts, as sql::claim computes it (nullopt: the beginning).
+std::optional<std::pair<std::int64_t, std::int64_t>> memory_statements::scan_start(const db::claim_request& req) const {
+  const bool whole_queue = (req.skip_destinations.empty() || req.few_skipped_rows) && !req.only_destination;
+  if (!req.scan_from || !whole_queue) return std::nullopt;
+  const auto step_back =
+      std::chrono::duration_cast<std::chrono::microseconds>((now_ - db::claim_scan_step_back).time_since_epoch())
+          .count();
+  if (req.scan_from->due_us < step_back) return std::make_pair(req.scan_from->due_us, req.scan_from->id);
+  return std::make_pair(step_back, std::int64_t{0});
+}
+
 db::claim_batch memory_statements::claim(const db::claim_request& req) {
   s_.claim_requests.push_back(req);
+  const auto start = scan_start(req);
   std::vector<memory_row*> due;
   for (auto& [id, r] : s_.rows_) {
     if (!r.open() || r.next_attempt_at > now_) continue;
+    if (start && position_of(r) < *start) continue;  // PostgreSQL's scan starts there
     const bool expired = r.state == "sending" && *r.lease_expires_at <= now_ && r.attempts < req.max_attempts;
     if (r.state != "pending" && !expired) continue;
     if (listed(req.skip_destinations, r.key())) continue;
     if (req.only_destination && r.key() != *req.only_destination) continue;
     due.push_back(&r);
   }
-  std::stable_sort(due.begin(), due.end(),
-                   [](const memory_row* a, const memory_row* b) { return a->next_attempt_at < b->next_attempt_at; });
+  std::sort(due.begin(), due.end(),
+            [](const memory_row* a, const memory_row* b) { return position_of(*a) < position_of(*b); });
   if (due.size() > static_cast<std::size_t>(std::max(req.limit, 0))) due.resize(static_cast<std::size_t>(req.limit));
   db::claim_batch out;
+  if (!due.empty()) out.first_picked = db::claim_position{position_of(*due.front()).first, due.front()->id};
   std::set<std::int64_t> picked;
   for (memory_row* r : due) {
     const bool reclaimed = r->state == "sending";

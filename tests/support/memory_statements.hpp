@@ -34,6 +34,8 @@ class memory_statements {
   [[nodiscard]] std::int64_t record_request_check(const db::request_check& check);
 
  private:
+  [[nodiscard]] static std::pair<std::int64_t, std::int64_t> position_of(const memory_row& r);
+  [[nodiscard]] std::optional<std::pair<std::int64_t, std::int64_t>> scan_start(const db::claim_request& req) const;
   void log(const memory_row& r, const db::settlement& s, std::string outcome, const std::string& owner);
   void apply(memory_row& r, const db::settlement& s);
 
