@@ -24,6 +24,12 @@ constexpr const char* registry_entry_sql = R"sql(
 SELECT provider, name, settings::text, secrets::text, enabled, created_at::text, updated_at::text, updated_by
 FROM outbox_destination WHERE provider = $1 AND name = $2)sql";
 
+// The entries named by "provider/name" keys (a notification named them).
+constexpr const char* registry_entries_sql = R"sql(
+SELECT provider, name, settings::text, secrets::text, enabled, created_at::text, updated_at::text, updated_by
+FROM outbox_destination WHERE (provider, name) IN (SELECT split_part(k, '/', 1), substr(k, strpos(k, '/') + 1)
+                                                     FROM unnest($1::text[]) k))sql";
+
 // FOR UPDATE locks an entry that exists; the advisory lock on the name also
 // orders two commands creating the same entry at once (neither change is lost).
 constexpr const char* registry_lock_sql = R"sql(
@@ -126,6 +132,11 @@ asio::awaitable<registry_read> read_registry(connection& conn) {
   co_return out;
 }
 
+asio::awaitable<std::vector<registry_entry>> read_registry_entries(connection& conn, std::vector<std::string> keys) {
+  params args{text_array(keys)};
+  co_return registry_entries_from(co_await conn.async_query(registry_entries_sql, std::move(args), registry_timeout));
+}
+
 asio::awaitable<std::int64_t> make_rows_due(connection& conn, std::string provider, std::string destination) {
   params args{std::move(provider), std::move(destination)};
   const auto r = co_await conn.async_query(make_rows_due_sql, std::move(args), registry_timeout);
@@ -133,6 +144,11 @@ asio::awaitable<std::int64_t> make_rows_due(connection& conn, std::string provid
 }
 
 }  // namespace
+
+asio::awaitable<outcome<std::vector<registry_entry>>> async_read_registry_entries(connection& conn,
+                                                                                  std::vector<std::string> keys) {
+  co_return co_await async_try(read_registry_entries(conn, std::move(keys)));
+}
 
 asio::awaitable<outcome<std::int64_t>> async_make_rows_due(connection& conn, std::string provider,
                                                            std::string destination) {

@@ -20,6 +20,9 @@ namespace outbox::db {
 
 // NOTIFY payload on the wake channel meaning "the registry changed: re-read it".
 inline constexpr std::string_view destinations_changed_payload = "outbox:destinations";
+// The payload that names the entry that changed (sql/0012_registry_change_keys.sql):
+// this prefix, then "provider/name".
+inline constexpr std::string_view destination_changed_prefix = "outbox:destinations:";
 
 struct registry_entry {
   std::string provider;
@@ -46,6 +49,10 @@ struct registry_read {
   bool supported = true;
 };
 [[nodiscard]] boost::asio::awaitable<outcome<registry_read>> async_read_registry(connection& conn);
+
+// The entries of these "provider/name" keys that exist (a key without one: removed).
+[[nodiscard]] boost::asio::awaitable<outcome<std::vector<registry_entry>>> async_read_registry_entries(
+    connection& conn, std::vector<std::string> keys);
 
 // A destination just became usable here: its pending rows that wait for a later
 // look (the grace period's, a put-back's) are due now. Returns how many.

@@ -1,6 +1,7 @@
 #include "db/listener.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -70,14 +71,21 @@ asio::awaitable<void> listener::async_listen_session() {
     bool notified = false;
     bool pauses = false;
     bool destinations = false;
+    std::set<std::string> changed;  // payloads naming one registry entry each
     for (const auto& n : conn_->take_notifications()) {
       if (n.channel != options_.channel) continue;
       notified = true;
       pauses |= n.payload == pauses_changed_payload;
       destinations |= n.payload == destinations_changed_payload;
+      if (n.payload.starts_with(destination_changed_prefix)) changed.insert(n.payload);
     }
+    // Many entries at once (a bulk change): one read of the whole registry costs less.
+    if (changed.size() > max_changed_destinations) destinations = true;
     std::string signals = pauses ? std::string{pauses_changed_payload} : "";
     if (destinations) signals.append(signals.empty() ? "" : ",").append(destinations_changed_payload);
+    for (const auto& payload : changed) {
+      if (!destinations) signals.append(signals.empty() ? "" : ",").append(payload);
+    }
     if (notified) emit(listener_event::kind::notification, false, std::move(signals));
   }
 }

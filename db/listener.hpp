@@ -26,6 +26,9 @@ struct listener_options {
   clock::duration reconnect_delay_max = std::chrono::seconds(5);
 };
 
+// More registry entries than this changed at once: the whole registry is read.
+inline constexpr std::size_t max_changed_destinations = 64;
+
 struct listener_event {
   enum class kind {
     listening,     // LISTEN is active; `reconnected` tells whether an earlier session was lost
@@ -36,7 +39,10 @@ struct listener_event {
   bool reconnected = false;
   // lost: why. notification: the signals among the notifications, comma-separated:
   // pauses_changed_payload (a `dispatcher pause` or `resume`),
-  // destinations_changed_payload (the registry changed); else empty.
+  // destinations_changed_payload (the registry changed: read all of it), or
+  // destination_changed_prefix + "provider/name" for each entry that changed
+  // (up to max_changed_destinations; more become destinations_changed_payload);
+  // else empty.
   std::string detail;
 };
 

@@ -111,6 +111,9 @@ class pg_session final : public store_session {
   async_outcome<registry_read> async_read_registry() override {
     co_return co_await call([&](connection& c) { return db::async_read_registry(c); });
   }
+  async_outcome<std::vector<registry_entry>> async_read_registry_entries(std::vector<std::string> keys) override {
+    co_return co_await call([&](connection& c) { return db::async_read_registry_entries(c, keys); });
+  }
   async_outcome<std::int64_t> async_make_rows_due(std::string provider, std::string destination) override {
     co_return co_await call([&](connection& c) { return db::async_make_rows_due(c, provider, destination); });
   }

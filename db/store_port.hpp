@@ -76,6 +76,8 @@ class store_session {
 
   // --- destinations kept in the database (db/destination_registry_store.hpp) ---
   [[nodiscard]] virtual async_outcome<registry_read> async_read_registry() = 0;
+  [[nodiscard]] virtual async_outcome<std::vector<registry_entry>> async_read_registry_entries(
+      std::vector<std::string> keys) = 0;
   [[nodiscard]] virtual async_outcome<std::int64_t> async_make_rows_due(std::string provider,
                                                                         std::string destination) = 0;
 

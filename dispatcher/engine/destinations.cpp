@@ -21,12 +21,6 @@ bool same_oauth(const providers::oauth_settings& a, const providers::oauth_setti
          a.refresh_token == b.refresh_token;
 }
 
-bool same_config(const destination_config& a, const destination_config& b) {
-  return a.settings == b.settings && a.extra_headers == b.extra_headers && a.concurrency == b.concurrency &&
-         a.rate_per_second == b.rate_per_second && a.burst == b.burst && a.paused == b.paused &&
-         a.max_4xx_share == b.max_4xx_share;
-}
-
 }  // namespace
 
 destination::destination(boost::asio::any_io_executor ex, const destination_config& cfg,
@@ -93,60 +87,6 @@ std::optional<std::string> destination_registry::unusable_reason(std::string_vie
 
 bool destination_registry::from_environment(std::string_view provider, std::string_view name) const {
   return from_environment_.contains(key_of(provider, name));
-}
-
-registry_changes destination_registry::apply_registry(const std::vector<registry_destination>& entries,
-                                                      std::chrono::system_clock::time_point now,
-                                                      std::chrono::steady_clock::time_point steady_now) {
-  registry_changes out;
-  std::map<std::string, std::string, std::less<>> unusable;
-  std::set<std::string, std::less<>> seen;
-  for (const auto& e : entries) {
-    const auto key = key_of(e.provider, e.name);
-    if (from_environment_.contains(key)) {
-      out.shadowed.push_back(key);
-      continue;
-    }
-    std::unique_ptr<providers::provider> impl;
-    std::string why = e.unusable;
-    if (e.config) {
-      try {
-        impl = make_provider(*e.config);
-      } catch (const std::exception& ex) {
-        why = std::string("cannot be built: ") + ex.what();
-      }
-    }
-    if (!impl) {
-      if (!unusable_.contains(key) || unusable_.at(key) != why) out.unusable.emplace_back(key, why);
-      unusable.emplace(key, why);
-      continue;
-    }
-    seen.insert(key);
-    const auto before = from_registry_.find(key);
-    if (before == from_registry_.end()) {
-      by_key_[key] = std::make_shared<destination>(ex_, *e.config, std::move(impl), now, steady_now);
-      out.added.push_back(key);
-    } else if (!same_config(before->second, *e.config)) {
-      by_key_.at(key)->reconfigure(ex_, *e.config, std::move(impl), now);
-      out.changed.push_back(key);
-    }
-    from_registry_[key] = *e.config;
-  }
-  for (auto it = from_registry_.begin(); it != from_registry_.end();) {
-    if (seen.contains(it->first)) {
-      ++it;
-      continue;
-    }
-    by_key_.at(it->first)->limiter.abort_waiters();  // rows waiting for its slots go back to pending
-    by_key_.erase(it->first);
-    if (!unusable.contains(it->first)) out.removed.push_back(it->first);
-    it = from_registry_.erase(it);
-  }
-  unusable_ = std::move(unusable);
-  read_at_ = now;
-  supported_ = true;
-  on_applied();
-  return out;
 }
 
 void destination_registry::abort_waiters() {

@@ -99,14 +99,23 @@ class destination_registry {
   registry_changes apply_registry(const std::vector<registry_destination>& entries,
                                   std::chrono::system_clock::time_point now,
                                   std::chrono::steady_clock::time_point steady_now);
+  // The same for some entries only ("provider/name" `keys`, a notification named
+  // them): those of `found` are applied, a key without one is removed. The
+  // others stay as they are, and registry_read_at() too.
+  registry_changes apply_registry_entries(const std::vector<std::string>& keys,
+                                          const std::vector<registry_destination>& found,
+                                          std::chrono::system_clock::time_point now,
+                                          std::chrono::steady_clock::time_point steady_now);
   // When the last read of the registry started (its `now`; nullopt: never), and whether
   // the database has one (migration 0010). A destination committed before then is known here.
   [[nodiscard]] std::optional<std::chrono::system_clock::time_point> registry_read_at() const { return read_at_; }
+  // The same for one "provider/name": the later of the last whole read and the last read of that entry alone.
+  [[nodiscard]] std::optional<std::chrono::system_clock::time_point> registry_read_at(std::string_view key) const;
   [[nodiscard]] bool registry_supported() const { return supported_; }
   void note_registry_unsupported() { supported_ = false; }
-  // Asks for a fresh read of the registry (a row names a destination not known here).
-  void request_reload() { on_reload_request(); }
-  std::function<void()> on_reload_request = [] {};
+  // Asks for a fresh read of the registry's entry "provider/name" (a row names a destination not known here).
+  void request_reload(const std::string& key) { on_reload_request(key); }
+  std::function<void(const std::string&)> on_reload_request = [](const std::string&) {};
   // After every apply_registry (the engine re-derives what depends on the set of destinations).
   std::function<void()> on_applied = [] {};
   void abort_waiters();
@@ -127,12 +136,19 @@ class destination_registry {
   }
 
  private:
+  // destinations_registry.cpp: one entry of the registry, applied or removed.
+  void apply_entry(const registry_destination& e, std::chrono::system_clock::time_point now,
+                   std::chrono::steady_clock::time_point steady_now, registry_changes& out);
+  void remove_entry(const std::string& key, registry_changes& out);
+
   boost::asio::any_io_executor ex_;
   std::map<std::string, std::shared_ptr<destination>, std::less<>> by_key_;
   std::set<std::string, std::less<>> from_environment_;
   std::map<std::string, destination_config, std::less<>> from_registry_;  // as last applied
   std::map<std::string, std::string, std::less<>> unusable_;
   std::optional<std::chrono::system_clock::time_point> read_at_;
+  // Entries read alone since the last whole read, and when that read started.
+  std::map<std::string, std::chrono::system_clock::time_point, std::less<>> entry_read_at_;
   bool supported_ = true;
 };
 

@@ -52,7 +52,7 @@ engine::engine(asio::any_io_executor ex, const config& cfg, logger& log, engine_
   if (auto* pg = dynamic_cast<db::pg_store*>(&store_)) {
     pg->set_claims_skip_flush_wait(claims_may_skip_flush_wait(cfg, destinations_));
   }
-  destinations_.on_reload_request = [this] { maintenance_.reload_registry(); };
+  destinations_.on_reload_request = [this](const std::string& key) { maintenance_.reload_registry_entries({key}); };
   // A registry destination that holds reclaimed rows (Meta's ON_EXPIRED_LEASE=hold, read
   // before the first claim or added later) needs claims that wait for the flush: the
   // claim connection is opened again with that setting before the next claim.
@@ -89,11 +89,29 @@ void engine::request_stop() {
   claimer_.wake();
 }
 
+// The registry's part of a notification's signals (db::listener_event::detail):
+// read it all, or the entries named.
+void engine::registry_notified(const std::string& signals) {
+  std::vector<std::string> keys;
+  for (std::size_t at = 0; at <= signals.size();) {
+    const auto end = std::min(signals.find(',', at), signals.size());
+    const std::string_view signal(signals.data() + at, end - at);
+    if (signal == db::destinations_changed_payload) {
+      maintenance_.reload_registry();
+      return;
+    }
+    if (signal.starts_with(db::destination_changed_prefix))
+      keys.emplace_back(signal.substr(db::destination_changed_prefix.size()));
+    at = end + 1;
+  }
+  if (!keys.empty()) maintenance_.reload_registry_entries(keys);
+}
+
 void engine::on_listener_event(const db::listener_event& e) {
   switch (e.type) {
     case db::listener_event::kind::notification:
       ++rt_.metrics.notifications;
-      if (e.detail.find(db::destinations_changed_payload) != std::string::npos) maintenance_.reload_registry();
+      registry_notified(e.detail);
       if (maintenance_.any_on_call_pause() || e.detail.find(db::pauses_changed_payload) != std::string::npos) {
         // Maybe `dispatcher resume`: re-read pauses first, or the claim would skip
         // the just-released destination. The reload wakes the claimer.

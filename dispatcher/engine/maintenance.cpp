@@ -50,6 +50,11 @@ void maintenance::reload_registry() {
   timer_.cancel();
 }
 
+void maintenance::reload_registry_entries(const std::vector<std::string>& keys) {
+  registry_keys_requested_.insert(keys.begin(), keys.end());
+  timer_.cancel();
+}
+
 // Before the first claim. The destinations' policies come first, and until they
 // are recorded nothing is claimed: a process killed right after its first claim
 // must leave behind what a sweep from a bare shell needs (hold, not resend, a
@@ -83,7 +88,7 @@ asio::awaitable<void> maintenance::async_run() {
     retry = !read;
   }
   while (!stop_) {
-    if (!reload_requested_ && !registry_reload_requested_) {
+    if (!reload_requested_ && !registry_reload_requested_ && registry_keys_requested_.empty()) {
       // A sweep the database kept from running stays due; waiting for it then
       // would not wait at all (the maintenance connection retried about every
       // 2 ms, a log line each, through a whole outage). A retry waits its delay,
@@ -100,9 +105,11 @@ asio::awaitable<void> maintenance::async_run() {
     }
     bool ok = true;
     if (std::exchange(registry_reload_requested_, false)) {
+      registry_keys_requested_.clear();  // the whole read has them
       ok = co_await async_read_registry(*conn);
       registry_reload_requested_ = !ok;  // asked for: read again once the database answers
     }
+    if (ok && !registry_keys_requested_.empty()) ok = co_await async_read_registry_entries(*conn);
     if (ok && std::exchange(reload_requested_, false)) {
       ok = co_await async_load_pauses(*conn);
       claimer_.wake();

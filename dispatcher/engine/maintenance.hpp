@@ -41,6 +41,8 @@ class maintenance {
   void reload_pauses();
   // The registry changed (a notification), or a row names a destination not known here: re-read it now.
   void reload_registry();
+  // These registry entries ("provider/name") changed (a notification named them): read them now.
+  void reload_registry_entries(const std::vector<std::string>& keys);
   [[nodiscard]] bool any_on_call_pause() const noexcept { return any_on_call_pause_; }
 
  private:
@@ -54,6 +56,9 @@ class maintenance {
   void apply_on_call_pauses(const std::vector<db::destination_pause>& pauses);
   // maintenance_registry.cpp: the destinations of the registry, applied.
   [[nodiscard]] boost::asio::awaitable<bool> async_read_registry(db::store_session& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_read_registry_entries(db::store_session& conn);
+  boost::asio::awaitable<void> async_registry_applied(db::store_session& conn, const registry_changes& changes,
+                                                      bool first_read);
   void log_registry_changes(const registry_changes& changes);
   void log_unusable_at_start();
   // maintenance_fleet.cpp: "retry now" for automatic pauses, the heartbeat, the delivery lag.
@@ -78,6 +83,7 @@ class maintenance {
   bool reload_requested_ = false;
   bool registry_reload_requested_ = false;
   bool registry_read_ = false;                      // read once since start (before the first claim)
+  std::set<std::string> registry_keys_requested_;   // entries a notification named, to read
   std::vector<db::destination_pause> last_pauses_;  // on-call pauses as last read, for destinations added since
   std::set<std::string> shadowed_told_;             // registry entries the environment overrides, logged once each
   bool any_on_call_pause_ = false;

@@ -1,7 +1,7 @@
 // The maintenance loop's part in the destination registry: read it before the
-// first claim, when a notification says it changed, when a row names a
-// destination not known here, and at every sweep (a notification is only a
-// hint); apply it; say what changed.
+// first claim, when a notification says it changed (only the entries it names),
+// when a row names a destination not known here, and at every sweep (a
+// notification is only a hint); apply it; say what changed.
 #include "dispatcher/engine/maintenance.hpp"
 
 namespace outbox {
@@ -11,7 +11,6 @@ namespace asio = boost::asio;
 asio::awaitable<bool> maintenance::async_read_registry(db::store_session& conn) {
   // Before the statement: a destination committed before this instant is in what it reads.
   const auto started = rt_.clock.system_now();
-  const bool first_read = !destinations_.registry_read_at().has_value();
   auto read = co_await conn.async_read_registry();
   if (!read) {
     ++rt_.metrics.db_errors;
@@ -26,8 +25,40 @@ asio::awaitable<bool> maintenance::async_read_registry(db::store_session& conn) 
     destinations_.note_registry_unsupported();
     co_return true;
   }
+  const bool first_read = !destinations_.registry_read_at().has_value();
   const auto changes =
       destinations_.apply_registry(registry_.interpret(read->entries), started, rt_.clock.steady_now());
+  co_await async_registry_applied(conn, changes, first_read);
+  co_return true;
+}
+
+// The entries a notification named, read and applied alone: a change of one
+// destination costs the same with one destination or a thousand.
+asio::awaitable<bool> maintenance::async_read_registry_entries(db::store_session& conn) {
+  if (!destinations_.registry_read_at() || !destinations_.registry_supported()) {
+    registry_keys_requested_.clear();
+    co_return co_await async_read_registry(conn);
+  }
+  std::vector<std::string> keys(registry_keys_requested_.begin(), registry_keys_requested_.end());
+  registry_keys_requested_.clear();
+  const auto started = rt_.clock.system_now();
+  const auto read = co_await conn.async_read_registry_entries(keys);
+  if (!read) {
+    ++rt_.metrics.db_errors;
+    rt_.log.warn("destination registry entries not read; keeping the destinations as they are",
+                 {{"error", read.error().what()}});
+    registry_keys_requested_.insert(keys.begin(), keys.end());  // read them once the database answers
+    co_return false;
+  }
+  const auto changes = destinations_.apply_registry_entries(keys, registry_.interpret_entries(keys, *read), started,
+                                                            rt_.clock.steady_now());
+  co_await async_registry_applied(conn, changes, false);
+  co_return true;
+}
+
+// What follows a change of the destinations: the log, pauses and policies, waiting rows.
+asio::awaitable<void> maintenance::async_registry_applied(db::store_session& conn, const registry_changes& changes,
+                                                          bool first_read) {
   log_registry_changes(changes);
   if (first_read) log_unusable_at_start();
   // A destination added (or enabled, or repaired) starts with a fresh gate: an on-call pause holds it too.
@@ -45,7 +76,6 @@ asio::awaitable<bool> maintenance::async_read_registry(db::store_session& conn) 
   }
   // Rows that waited for a destination just added (or for one just enabled) are claimable now.
   if (changes.any()) claimer_.wake();
-  co_return true;
 }
 
 // One line at start-up naming every registry destination this process cannot

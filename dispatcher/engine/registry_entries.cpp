@@ -79,6 +79,19 @@ std::vector<registry_destination> registry_interpreter::interpret(const std::vec
   return out;
 }
 
+std::vector<registry_destination> registry_interpreter::interpret_entries(
+    const std::vector<std::string>& keys, const std::vector<db::registry_entry>& found) {
+  for (const auto& key : keys) last_.erase(key);  // read again: what was found comes back below
+  std::vector<registry_destination> out;
+  out.reserve(found.size());
+  for (const auto& e : found) {
+    auto fresh = interpret_registry({e}, keys_);
+    out.push_back(fresh.front());
+    last_.insert_or_assign(key_of(e.provider, e.name), remembered{e, std::move(fresh.front())});
+  }
+  return out;
+}
+
 std::vector<registry_destination> interpret_registry(const std::vector<db::registry_entry>& entries,
                                                      const registry_keys& keys) {
   std::vector<registry_destination> out;

@@ -34,6 +34,9 @@ class registry_interpreter {
  public:
   explicit registry_interpreter(const registry_keys& keys) : keys_(keys) {}
   [[nodiscard]] std::vector<registry_destination> interpret(const std::vector<db::registry_entry>& entries);
+  // The entries of these "provider/name" keys only (those `found`; the others were removed).
+  [[nodiscard]] std::vector<registry_destination> interpret_entries(const std::vector<std::string>& keys,
+                                                                    const std::vector<db::registry_entry>& found);
   // Why the key files could not be read; empty when they were.
   [[nodiscard]] const std::string& key_problem() const { return keys_.problem; }
 

@@ -64,16 +64,17 @@ db::settlement sender::plan_without_destination(const db::claimed_row& row, cons
   }
   const std::string error = unknown_destination_error(row);
   if (!could_be_created(row)) return plan_rejection(ticket, error, now);
-  // First a read of the registry that started after this process first saw the
-  // row: that read began after the row's commit, so after that of a destination
-  // created with it (or a moment before: its notification may come after the
-  // row's). Both times are this process's clock. Only then the grace's longer
-  // waits, or dead.
+  // First a read of the registry (of this entry alone, or of all of it) that
+  // started after this process first saw the row: that read began after the
+  // row's commit, so after that of a destination created with it (or a moment
+  // before: its notification may come after the row's). Both times are this
+  // process's clock. Only then the grace's longer waits, or dead.
   forget_unknown_rows_seen_before(now - options_.unknown_destination_grace - unknown_seen_kept);
   const auto first_seen = unknown_seen_.try_emplace(row.id, now).first->second;
-  const auto read_at = destinations_.registry_read_at();
+  const auto key = key_of(row.provider, row.destination);
+  const auto read_at = destinations_.registry_read_at(key);
   if (destinations_.registry_supported() && (!read_at || *read_at <= first_seen)) {
-    destinations_.request_reload();
+    destinations_.request_reload(key);
     return plan_putback(ticket, registry_reread_wait, "waiting", error + "; reading the registry again", now);
   }
   const auto waited = now - row.created_at;

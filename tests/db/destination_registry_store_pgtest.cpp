@@ -1,9 +1,12 @@
 // The destination registry's statements (sql/0010_destination_registry.sql):
-// a change is one read-change-write under a row lock, one notification per
-// statement however many rows it touches, and one current sealing key.
+// a change is one read-change-write under a row lock, a notification naming
+// each entry changed (sql/0012_registry_change_keys.sql), a read of the entries
+// named, and one current sealing key.
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "db/destination_registry_store.hpp"
 #include "tests/support/notify_probe.hpp"
@@ -18,7 +21,7 @@ namespace asio = boost::asio;
 using outbox::db::connection;
 using outbox::db::registry_entry;
 
-TEST_CASE("registry: a change reads the entry it replaces, stores it whole, and notifies once per statement") {
+TEST_CASE("registry: a change reads the entry it replaces, stores it whole, and names the entry it notifies") {
   outbox::test::scratch_database db;
   outbox::test::notify_probe probe(db.conninfo());
   const auto listed = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::vector<registry_entry>> {
@@ -52,15 +55,36 @@ TEST_CASE("registry: a change reads the entry it replaces, stores it whole, and 
   });
   REQUIRE(listed.size() == 1);
   CHECK(listed[0].secrets.at("access_token") == "sealed:v1:0123456789abcdef:AAAA");
-  CHECK(probe.count_since_last() == 1);  // the stored change; the one that stored nothing rolled back
-  // A hundred entries written in one statement: one notification, one re-read for each dispatcher.
+  // The stored change; the one that stored nothing rolled back.
+  CHECK(probe.payloads_since_last() == std::vector<std::string>{"outbox:destinations:meta/project_17"});
+  // A hundred entries written in one statement: a notification each (the listener
+  // turns more than 64 at once into one read of the whole registry: listener_pgtest).
   db.query(
       "INSERT INTO outbox_destination (provider, name, settings) "
       "SELECT 'webhook', 'brand_' || g, jsonb_build_object('url', 'https://h.example.com/' || g) "
       "FROM generate_series(1, 100) g");
-  CHECK(probe.count_since_last() == 1);
-  db.query("DELETE FROM outbox_destination WHERE provider = 'webhook'");
-  CHECK(probe.count_since_last() == 1);
+  const auto inserted = probe.payloads_since_last();
+  CHECK(inserted.size() == 100);
+  CHECK(inserted.front() == "outbox:destinations:webhook/brand_1");
+  // A rename names both; a delete names what went; a TRUNCATE asks for everything.
+  db.query("UPDATE outbox_destination SET name = 'brand_x' WHERE name = 'brand_7'");
+  CHECK(probe.payloads_since_last() ==
+        std::vector<std::string>{"outbox:destinations:webhook/brand_7", "outbox:destinations:webhook/brand_x"});
+  const auto read =
+      outbox::test::run_async([&](auto ex) -> asio::awaitable<outbox::db::outcome<std::vector<registry_entry>>> {
+        auto c = co_await connection::async_connect(ex, db.conninfo(), 5s);
+        std::vector<std::string> keys{"webhook/brand_x", "webhook/brand_7", "meta/project_17", "webhook/none"};
+        co_return co_await outbox::db::async_read_registry_entries(c, std::move(keys));
+      });
+  REQUIRE(read.has_value());
+  const auto& named = *read;
+  REQUIRE(named.size() == 2);  // brand_7 is gone, none never was
+  CHECK(named[0].provider + "/" + named[0].name != named[1].provider + "/" + named[1].name);
+  for (const auto& e : named) CHECK((e.name == "brand_x" || (e.name == "project_17" && e.provider == "meta")));
+  db.query("DELETE FROM outbox_destination WHERE provider = 'webhook' AND name IN ('brand_1', 'brand_2')");
+  CHECK(probe.payloads_since_last().size() == 2);
+  db.query("TRUNCATE outbox_destination");
+  CHECK(probe.payloads_since_last() == std::vector<std::string>{"outbox:destinations"});
 }
 
 TEST_CASE("registry: a published key becomes the only current one; a schema before 0010 reads as unsupported") {

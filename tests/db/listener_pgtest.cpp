@@ -31,22 +31,37 @@ struct recorder {
   }
 };
 
+// A listener running on `ex` that records its events; stop() it and await
+// stopped() before the frame that holds it ends (its coroutine refers to it).
+struct running_listener {
+  recorder rec;
+  outbox::test::async_signal signal;
+  outbox::db::listener l;
+  bool finished = false;
+  running_listener(asio::any_io_executor ex, outbox::db::listener_options options)
+      : signal(ex), l(ex, std::move(options), [this](const listener_event& e) {
+          rec.events.push_back(e);
+          signal.notify();
+        }) {
+    asio::co_spawn(ex, l.async_run(), [this](std::exception_ptr) {
+      finished = true;
+      signal.notify();
+    });
+  }
+  asio::awaitable<bool> stopped() {
+    l.stop();
+    co_return co_await signal.wait_until([&] { return finished; }, 10s);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("an insert's notification reaches the listener; a no-op insert sends none") {
   outbox::test::scratch_database db;
   outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
-    recorder rec;
-    outbox::test::async_signal signal(ex);
-    outbox::db::listener l(ex, {.conninfo = db.conninfo()}, [&](const listener_event& e) {
-      rec.events.push_back(e);
-      signal.notify();
-    });
-    bool finished = false;
-    asio::co_spawn(ex, l.async_run(), [&](std::exception_ptr) {
-      finished = true;
-      signal.notify();
-    });
+    running_listener run(ex, {.conninfo = db.conninfo()});
+    auto& rec = run.rec;
+    auto& signal = run.signal;
     REQUIRE(co_await signal.wait_until([&] { return rec.count(listener_event::kind::listening) == 1; }, 10s));
     CHECK_FALSE(rec.events.front().reconnected);
 
@@ -67,26 +82,64 @@ TEST_CASE("an insert's notification reaches the listener; a no-op insert sends n
     (void)co_await writer.async_query("SELECT enqueue_event_delivery(2, 'meta', 'Lead', '{}'::jsonb)", {}, 5s);
     CHECK(co_await signal.wait_until([&] { return rec.count(listener_event::kind::notification) >= 2; }, 10s));
     CHECK(rec.count(listener_event::kind::notification) == 2);
-    l.stop();
-    // The listener coroutine refers to locals of this frame: let it end first.
-    CHECK(co_await signal.wait_until([&] { return finished; }, 10s));
+    CHECK(co_await run.stopped());
+  });
+}
+
+TEST_CASE("registry changes reach the listener as the entries they name, or as one read when many") {
+  outbox::test::scratch_database db;
+  outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
+    running_listener run(ex, {.conninfo = db.conninfo()});
+    auto& rec = run.rec;
+    auto& signal = run.signal;
+    REQUIRE(co_await signal.wait_until([&] { return rec.count(listener_event::kind::listening) == 1; }, 10s));
+    auto writer = co_await outbox::db::connection::async_connect(ex, db.conninfo(), 5s);
+    (void)co_await writer.async_query(
+        "INSERT INTO outbox_destination (provider, name, settings) VALUES "
+        "('webhook', 'brand_a', '{}'), ('webhook', 'brand_b', '{}')",
+        {}, 5s);
+    REQUIRE(co_await signal.wait_until([&] { return rec.count(listener_event::kind::notification) >= 1; }, 10s));
+    // Both names, whether they came in one wake-up or two.
+    std::string details;
+    const auto both = [&] {
+      details.clear();
+      for (const auto& e : rec.events) details += e.detail + ",";
+      return details.find("outbox:destinations:webhook/brand_a") != std::string::npos &&
+             details.find("outbox:destinations:webhook/brand_b") != std::string::npos;
+    };
+    CHECK(co_await signal.wait_until(both, 10s));
+    rec.events.clear();
+    (void)co_await writer.async_query(
+        "INSERT INTO outbox_destination (provider, name, settings) "
+        "SELECT 'webhook', 'bulk_' || g, '{}' FROM generate_series(1, 200) g",
+        {}, 5s);
+    // 200 in one commit arrive together (in a few reads at most): more than 64
+    // at once become one read of the whole registry; no event names more than 64.
+    const auto whole_read_asked = [&] {
+      for (const auto& e : rec.events) {
+        if (("," + e.detail + ",").find(",outbox:destinations,") != std::string::npos) return true;
+      }
+      return false;
+    };
+    CHECK(co_await signal.wait_until(whole_read_asked, 10s));
+    for (const auto& e : rec.events) {
+      std::size_t named = 0;
+      for (auto at = e.detail.find("outbox:destinations:"); at != std::string::npos;
+           at = e.detail.find("outbox:destinations:", at + 1))
+        ++named;
+      CHECK(named <= outbox::db::max_changed_destinations);
+    }
+    CHECK(co_await run.stopped());
   });
 }
 
 TEST_CASE("a listener whose backend is terminated reconnects, re-LISTENs and says so") {
   outbox::test::scratch_database db;
   outbox::test::run_async([&](auto ex) -> asio::awaitable<void> {
-    recorder rec;
-    outbox::test::async_signal signal(ex);
-    outbox::db::listener l(ex, {.conninfo = db.conninfo(), .heartbeat_interval = 1s}, [&](const listener_event& e) {
-      rec.events.push_back(e);
-      signal.notify();
-    });
-    bool finished = false;
-    asio::co_spawn(ex, l.async_run(), [&](std::exception_ptr) {
-      finished = true;
-      signal.notify();
-    });
+    running_listener run(ex, {.conninfo = db.conninfo(), .heartbeat_interval = 1s});
+    auto& rec = run.rec;
+    auto& signal = run.signal;
+    auto& l = run.l;
     REQUIRE(co_await signal.wait_until([&] { return l.is_listening(); }, 10s));
 
     auto admin = co_await outbox::db::connection::async_connect(ex, db.conninfo(), 5s);
@@ -101,9 +154,7 @@ TEST_CASE("a listener whose backend is terminated reconnects, re-LISTENs and say
     // The new session really listens: a fresh insert is announced.
     (void)co_await admin.async_query("SELECT enqueue_event_delivery(5, 'meta', 'Lead', '{}'::jsonb)", {}, 5s);
     CHECK(co_await signal.wait_until([&] { return rec.count(listener_event::kind::notification) >= 1; }, 10s));
-    l.stop();
-    // The listener coroutine refers to locals of this frame: let it end first.
-    CHECK(co_await signal.wait_until([&] { return finished; }, 10s));
+    CHECK(co_await run.stopped());
   });
 }
 

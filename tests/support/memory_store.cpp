@@ -93,6 +93,16 @@ class memory_session final : public db::store_session {
       return db::registry_read{s_.registry, true};
     });
   }
+  db::async_outcome<std::vector<db::registry_entry>> async_read_registry_entries(
+      std::vector<std::string> keys) override {
+    co_return co_await run<std::vector<db::registry_entry>>("read_registry_entries", [&](memory_statements&) {
+      std::vector<db::registry_entry> found;
+      for (const auto& e : s_.registry) {
+        if (std::find(keys.begin(), keys.end(), e.provider + "/" + e.name) != keys.end()) found.push_back(e);
+      }
+      return found;
+    });
+  }
   db::async_outcome<std::int64_t> async_make_rows_due(std::string provider, std::string destination) override {
     co_return co_await run<std::int64_t>("make_rows_due", [&](memory_statements&) {
       std::int64_t n = 0;

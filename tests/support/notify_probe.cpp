@@ -41,18 +41,22 @@ notify_probe::notify_probe(const std::string& conninfo, std::string channel) : s
 notify_probe::~notify_probe() = default;
 
 int notify_probe::count_since_last(std::chrono::milliseconds timeout) {
+  return static_cast<int>(payloads_since_last(timeout).size());
+}
+
+std::vector<std::string> notify_probe::payloads_since_last(std::chrono::milliseconds timeout) {
   (void)sql(s_->conninfo, "SELECT pg_notify($1, '')", {std::string(sentinel_channel)});
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int count = 0;
+  std::vector<std::string> payloads;
   for (;;) {
     if (PQconsumeInput(s_->conn) != 1) {
       throw std::runtime_error(std::string("notify_probe: ") + PQerrorMessage(s_->conn));
     }
     while (PGnotify* n = PQnotifies(s_->conn)) {
       const bool is_sentinel = std::string(n->relname) == sentinel_channel;
+      if (!is_sentinel) payloads.emplace_back(n->extra);
       PQfreemem(n);
-      if (is_sentinel) return count;
-      ++count;
+      if (is_sentinel) return payloads;
     }
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());

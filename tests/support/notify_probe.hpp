@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace outbox::test {
 
@@ -22,6 +23,9 @@ class notify_probe {
   // notifications arrived before it (and discards them). Throws when the
   // sentinel does not arrive within `timeout`.
   [[nodiscard]] int count_since_last(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // The same, their payloads in order.
+  [[nodiscard]] std::vector<std::string> payloads_since_last(
+      std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
  private:
   struct state;

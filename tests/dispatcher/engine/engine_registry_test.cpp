@@ -178,6 +178,48 @@ TEST_CASE("engine registry: a secret changed in the registry signs the next requ
   CHECK(rig.http.sent.size() == 2);
 }
 
+TEST_CASE("engine registry: a notification naming entries reads those alone, whatever the registry's size") {
+  const key_file k;
+  const std::string first = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  const std::string second = "whsec_c2Vjb25kc2VjcmV0c2Vjb25kc2VjcmV0";
+  engine_rig rig([&](auto& env) {
+    env["OUTBOX_SEALING_KEY_FILE"] = k.path.string();
+    env["OUTBOX_WAKE_MODE"] = "listen";
+    env["OUTBOX_SWEEP_INTERVAL_SECONDS"] = "600";  // no periodic re-read of the whole registry in this test
+  });
+  for (const std::string name : {"brand_e", "brand_f", "brand_g"})
+    rig.store.registry.push_back(webhook_entry(k, name, first));
+  rig.start();
+  const auto whole_reads = rig.store.calls("read_registry");
+  // brand_e's secret changes, brand_f goes, brand_h comes: as sql/0012's trigger names them.
+  rig.store.registry[0] = webhook_entry(k, "brand_e", second, "https://brand-e.test/hook");
+  rig.store.registry.erase(rig.store.registry.begin() + 1);
+  rig.store.registry.push_back(webhook_entry(k, "brand_h", first));
+  for (const std::string name : {"brand_e", "brand_f", "brand_h"})
+    rig.store.notify(std::string{outbox::db::destination_changed_prefix} + "webhook/" + name);
+  REQUIRE(rig.run_until(
+      [&] {
+        return rig.logs().find("destination added from the registry\",\"destination\":\"webhook/brand_h") !=
+               std::string::npos;
+      },
+      10s));
+  CHECK(rig.logs().find("destination removed from the registry") != std::string::npos);
+  const auto e = rig.enqueue(20, "Lead", "{}", "brand_e");
+  const auto g = rig.enqueue(21, "Lead", "{}", "brand_g");
+  const auto h = rig.enqueue(22, "Lead", "{}", "brand_h");
+  const auto f = rig.enqueue(23, "Lead", "{}", "brand_f");
+  REQUIRE(rig.run_until(
+      [&] { return rig.row(e).state == "sent" && rig.row(g).state == "sent" && rig.row(h).state == "sent"; }, 30s));
+  CHECK(rig.row(f).state == "pending");  // removed: it waits
+  for (const auto& s : rig.http.sent) {
+    const bool to_e = s.request.url == "https://brand-e.test/hook";
+    CHECK(header(s.request, "webhook-signature") == signature(s.request, to_e ? second : first));
+  }
+  CHECK(rig.store.calls("read_registry_entries") >= 1);
+  // The whole registry was read again only for brand_f's row (a destination not known here).
+  CHECK(rig.store.calls("read_registry") <= whole_reads + 1);
+}
+
 TEST_CASE("engine registry: an on-call pause holds a destination that was disabled and enabled again") {
   const key_file k;
   engine_rig rig([&](auto& env) { env["OUTBOX_SEALING_KEY_FILE"] = k.path.string(); });
@@ -207,19 +249,21 @@ TEST_CASE("engine registry: reads lost with their connection keep the destinatio
   const auto before = rig.enqueue(1, "Lead", "{}", "brand_f");
   REQUIRE(rig.run_until_state(before, "sent"));
 
-  // The next two reads die with their connection; meanwhile the CRM creates brand_g and enqueues for it.
-  rig.store.fail_next({"read_registry"});
-  rig.store.fail_next({"read_registry"});
+  // The next two reads of each kind (the whole registry, the entries a row or a
+  // notification names) die with their connection; meanwhile the CRM creates brand_g and enqueues for it.
+  for (const std::string op : {"read_registry", "read_registry", "read_registry_entries", "read_registry_entries"})
+    rig.store.fail_next({op});
+  const auto reads_so_far = [&] { return rig.store.calls("read_registry") + rig.store.calls("read_registry_entries"); };
   rig.store.registry.push_back(
       webhook_entry(k, "brand_g", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "https://registry.test/g"));
-  const int reads = rig.store.calls("read_registry");
+  const int reads = reads_so_far();
   registry_changed(rig);
   const auto after_change = rig.enqueue(2, "Lead", "{}", "brand_g");
   const auto known = rig.enqueue(3, "Lead", "{}", "brand_f");
   // brand_f, known before the lost reads, goes on; brand_g's row waits, never dead, and goes once a read lands.
   REQUIRE(rig.run_until_state(known, "sent"));
   REQUIRE(rig.run_until_state(after_change, "sent", 120s));
-  CHECK(rig.store.calls("read_registry") >= reads + 3);  // two lost, then one that landed
+  CHECK(reads_so_far() >= reads + 3);  // two lost, then one that landed
   CHECK(rig.logs().find("destination registry not read; keeping the destinations as they are") != std::string::npos);
   std::size_t to_g = 0;
   for (const auto& sent : rig.http.sent) to_g += sent.request.url == "https://registry.test/g" ? 1 : 0;
