@@ -89,8 +89,8 @@ claimed AS (
 SELECT c.id, c.lead_project_id, c.provider, c.destination, c.event_name, c.idempotency_key, c.payload,
        c.attempts, c.created_ms, c.reclaimed, NULL::bigint AS next_due_ms, first.due_us AS first_due_us,
        first.id AS first_id
-FROM claimed c, (SELECT (extract(epoch FROM due_at) * 1000000)::bigint AS due_us, id FROM claimed
-                 ORDER BY due_at, id LIMIT 1) first
+FROM claimed c, (SELECT CASE WHEN isfinite(due_at) THEN (extract(epoch FROM due_at) * 1000000)::bigint END AS due_us,
+                        id FROM claimed ORDER BY due_at, id LIMIT 1) first
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 )sql";
@@ -253,6 +253,9 @@ missing AS (
 prior AS (
     SELECT d.id FROM event_delivery d JOIN missing m ON d.id = m.id AND d.lease_token = m.token
     WHERE d.id = ANY(ARRAY(SELECT id FROM missing)) AND d.state <> 'sending'),
+erased AS (
+    SELECT d.id FROM event_delivery d
+    WHERE d.id = ANY(ARRAY(SELECT id FROM missing)) AND d.personal_data_erased_at IS NOT NULL),
 logged AS (
     INSERT INTO event_delivery_attempt
         (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, response_excerpt,
@@ -269,7 +272,12 @@ logged AS (
            string_to_array(NULLIF(s.dropped, ''), E'\n'), string_to_array(NULLIF(s.match_keys, ''), ','),
            NULLIF(s.request_id, '')
     FROM s
-    WHERE s.log_attempt AND s.id NOT IN (SELECT id FROM prior)),
+    WHERE s.log_attempt AND s.id NOT IN (SELECT id FROM prior) AND s.id NOT IN (SELECT id FROM erased)
+    UNION ALL
+    SELECT s.id, s.attempt, to_timestamp(s.started_ms / 1000.0::float8), s.duration_ms, 'lease_lost',
+           s.http_status, '[erased]', NULL, $1, NULL, NULL, NULL, NULLIF(s.request_id, '')
+    FROM s
+    WHERE s.log_attempt AND s.id IN (SELECT id FROM erased)),
 requests AS (
     INSERT INTO provider_request (provider, destination, request_id, row_count, next_check_at)
     SELECT upd.provider, upd.destination, s.request_id, count(*), now() + max(s.check_after_s) * interval '1 second'

@@ -67,7 +67,8 @@ asio::awaitable<claim_batch> claim(connection& conn, const claim_request& req) {
   for (int i = 0; i < r.rows(); ++i) {
     if (!r.is_null(i, 0)) {
       found.rows.push_back(claimed_from(r, i, req.token));
-      if (!found.first_picked) found.first_picked = claim_position{r.int64(i, 11), r.int64(i, 12)};
+      // NULL for a row due at -infinity (written by hand): no place to start from.
+      if (!found.first_picked && !r.is_null(i, 11)) found.first_picked = claim_position{r.int64(i, 11), r.int64(i, 12)};
     } else if (const auto ms = r.opt_int64(i, 10)) {
       found.next_due.emplace(std::chrono::milliseconds(std::max<std::int64_t>(*ms, 0)));
     } else {
@@ -159,7 +160,7 @@ asio::awaitable<settle_report> settle(connection& conn, std::string owner, std::
   // (No co_await inside a conditional expression: GCC 12 miscompiles it.)
   result r;
   if (batch.size() < sql::settle_prepared_below) {
-    r = co_await conn.async_query_prepared("outbox_settle_v5", sql::settle, settle_params(std::move(owner), batch),
+    r = co_await conn.async_query_prepared("outbox_settle_v6", sql::settle, settle_params(std::move(owner), batch),
                                            delivery_timeout);
   } else {
     r = co_await large_settle(conn, settle_params(std::move(owner), batch));

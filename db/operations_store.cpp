@@ -87,11 +87,21 @@ constexpr const char* row_filter_sql = R"sql(
     AND ($8::bigint IS NULL OR lead_project_id = $8)
     ORDER BY id LIMIT $9::bigint)sql";
 
-std::string dry_run_sql() {
+// Rows whose personal data was erased (sql/0013) can be neither requeued nor
+// marked sent: what would be sent is no longer there.
+constexpr const char* still_whole = " personal_data_erased_at IS NULL AND ";
+
+std::string dry_run_sql(bool erased_too) {
   return std::string(
              "SELECT id, provider, destination, event_name, state, coalesce(last_error, '') "
              "FROM event_delivery WHERE") +
-         row_filter_sql;
+         (erased_too ? "" : still_whole) + row_filter_sql;
+}
+
+std::string count_erased_sql() {
+  return std::string(
+             "SELECT count(*) FROM (SELECT id FROM event_delivery WHERE personal_data_erased_at IS NOT NULL AND") +
+         row_filter_sql + ") erased";
 }
 
 // Never touches idempotency_key or payload: a requeued row is the same event.
@@ -101,6 +111,7 @@ std::string requeue_sql() {
   return std::string(R"sql(
 WITH picked AS (
     SELECT id, state, coalesce(last_error, '') AS last_error FROM event_delivery WHERE)sql")
+      .append(still_whole)
       .append(row_filter_sql)
       .append(R"sql(
     FOR UPDATE SKIP LOCKED),
@@ -130,11 +141,11 @@ constexpr settlement_sql mark_sent_sql{"state = 'sent', sent_at = now(), last_er
 // (then re-checks its state), rather than skipping it silently.
 // The SQL keeps its own layout: a reflow of the concatenation would hide it.
 // clang-format off
-std::string settle_by_hand_sql(const settlement_sql& how) {
+std::string settle_by_hand_sql(const settlement_sql& how, bool erased_too) {
   return std::string(R"sql(
 WITH picked AS (
     SELECT id, state, coalesce(last_error, '') AS last_error FROM event_delivery WHERE)sql") +
-         row_filter_sql + R"sql(
+         (erased_too ? "" : still_whole) + row_filter_sql + R"sql(
     FOR UPDATE),
 upd AS (
     UPDATE event_delivery d SET )sql" + how.set + R"sql(, updated_at = now()
@@ -306,7 +317,7 @@ asio::awaitable<queue_gauges> async_queue_gauges(connection& conn, const std::ve
 asio::awaitable<std::vector<requeued_row>> async_requeue(connection& conn, const requeue_filter& f, std::string actor) {
   auto args = row_filter_params(f);
   if (!f.dry_run) args.push_back(std::move(actor));
-  const auto sql = f.dry_run ? dry_run_sql() : requeue_sql();
+  const auto sql = f.dry_run ? dry_run_sql(false) : requeue_sql();
   const auto r = co_await conn.async_query(sql, std::move(args), operations_timeout);
   co_return read_changed_rows(r);
 }
@@ -320,10 +331,16 @@ asio::awaitable<std::vector<changed_row>> async_settle_by_hand(connection& conn,
     args.push_back(std::move(actor));
     args.push_back(std::move(reason));
   }
-  const auto& what = how == manual_settlement::discard ? discard_sql : mark_sent_sql;
-  const auto sql = f.dry_run ? dry_run_sql() : settle_by_hand_sql(what);
+  const bool discard = how == manual_settlement::discard;  // giving up needs nothing of the payload
+  const auto& what = discard ? discard_sql : mark_sent_sql;
+  const auto sql = f.dry_run ? dry_run_sql(discard) : settle_by_hand_sql(what, discard);
   const auto r = co_await conn.async_query(sql, std::move(args), operations_timeout);
   co_return read_changed_rows(r);
+}
+
+asio::awaitable<std::int64_t> async_count_erased(connection& conn, const row_filter& f) {
+  const auto r = co_await conn.async_query(count_erased_sql(), row_filter_params(f), operations_timeout);
+  co_return r.int64(0, 0);
 }
 
 asio::awaitable<std::optional<std::string>> async_resolve_time(connection& conn, time_arg t) {

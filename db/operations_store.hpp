@@ -64,6 +64,10 @@ using changed_row = requeued_row;
 [[nodiscard]] asio::awaitable<std::vector<requeued_row>> async_requeue(connection& conn, const requeue_filter& f,
                                                                        std::string actor);
 
+// How many rows the filter names whose personal data was erased: requeue and
+// mark-sent leave them out (their payload can no longer be sent).
+[[nodiscard]] asio::awaitable<std::int64_t> async_count_erased(connection& conn, const row_filter& f);
+
 // An on-call decision that settles rows without sending them.
 enum class manual_settlement {
   discard,    // -> dead, last_error "discarded by ACTOR: REASON"; never sent

@@ -108,6 +108,9 @@ class pg_session final : public store_session {
     co_return co_await call([&](connection& c) { return async_try(db::async_fleet(c)); });
   }
 
+  async_outcome<std::int64_t> async_erase_expired_personal_data(const retention_request& req) override {
+    co_return co_await call([&](connection& c) { return db::async_erase_expired_personal_data(c, req); });
+  }
   async_outcome<registry_read> async_read_registry() override {
     co_return co_await call([&](connection& c) { return db::async_read_registry(c); });
   }

@@ -31,6 +31,7 @@
 #include "db/fleet_store.hpp"
 #include "db/listener.hpp"
 #include "db/operations_store.hpp"
+#include "db/personal_data_store.hpp"
 #include "db/request_status_store.hpp"
 
 namespace outbox::db {
@@ -76,6 +77,8 @@ class store_session {
 
   // --- destinations kept in the database (db/destination_registry_store.hpp) ---
   [[nodiscard]] virtual async_outcome<registry_read> async_read_registry() = 0;
+  // --- personal data (db/personal_data_store.hpp) ---
+  [[nodiscard]] virtual async_outcome<std::int64_t> async_erase_expired_personal_data(const retention_request& req) = 0;
   [[nodiscard]] virtual async_outcome<std::vector<registry_entry>> async_read_registry_entries(
       std::vector<std::string> keys) = 0;
   [[nodiscard]] virtual async_outcome<std::int64_t> async_make_rows_due(std::string provider,

@@ -14,11 +14,14 @@ BEGIN
         PERFORM pg_notify('outbox_event_delivery', 'outbox:destinations');
         RETURN NULL;
     END IF;
+    -- A name too long for a notification (8000 bytes) asks for everything instead.
     IF TG_OP <> 'INSERT' THEN
-        PERFORM pg_notify('outbox_event_delivery', 'outbox:destinations:' || OLD.provider || '/' || OLD.name);
+        PERFORM pg_notify('outbox_event_delivery', CASE WHEN octet_length(OLD.provider || OLD.name) < 7000
+            THEN 'outbox:destinations:' || OLD.provider || '/' || OLD.name ELSE 'outbox:destinations' END);
     END IF;
     IF TG_OP <> 'DELETE' THEN
-        PERFORM pg_notify('outbox_event_delivery', 'outbox:destinations:' || NEW.provider || '/' || NEW.name);
+        PERFORM pg_notify('outbox_event_delivery', CASE WHEN octet_length(NEW.provider || NEW.name) < 7000
+            THEN 'outbox:destinations:' || NEW.provider || '/' || NEW.name ELSE 'outbox:destinations' END);
     END IF;
     RETURN NULL;
 END;

@@ -45,6 +45,7 @@ constexpr subcommand subcommands[] = {
     {"pause", "stop sending to a destination (all dispatchers)", &pause_command, true},
     {"resume", "resume a paused destination; its waiting rows become due now", &resume_command, true},
     {"prune", "delete (or archive) old sent or dead rows, and old archived rows", &prune_command},
+    {"forget", "erase a lead's personal data from every row, and send nothing more of it", &forget_command, true},
     {"import-ledgers", "record the CRM's JSON sent-ledgers as sent rows; --dry-run to look first",
      &import_ledgers_command},
     {"wake-mode", "show or switch how inserts wake dispatchers: always, adaptive or off", &wake_mode_command, true},

@@ -40,6 +40,7 @@ inline constexpr int exit_pending = 3;  // `migrate --status`: migrations are pe
 [[nodiscard]] int wake_mode_command(std::span<const std::string> args);
 [[nodiscard]] int destination_command(std::span<const std::string> args);
 [[nodiscard]] int keys_command(std::span<const std::string> args);
+[[nodiscard]] int forget_command(std::span<const std::string> args);
 
 // How long an on-call statement waits for a lock another session holds (a
 // migration, a long transaction) before it gives up with one clear line.

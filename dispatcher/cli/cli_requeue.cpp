@@ -32,6 +32,7 @@ boost::asio::awaitable<int> async_requeue_rows(db::connection& conn, row_filter_
   if (!co_await async_resolve_times(conn, a, "requeue")) co_return exit_usage;
   const auto rows = co_await db::async_requeue(conn, a.filter, operator_name());
   print_changed_rows(rows, a.json, a.filter.dry_run, "requeued", "requeue");
+  co_await async_report_erased(conn, a, "requeue");
   co_return exit_ok;
 }
 

@@ -171,4 +171,13 @@ void print_changed_rows(const std::vector<db::changed_row>& rows, bool json, boo
             << (dry_run ? " (dry run: nothing changed)" : "") << "\n";
 }
 
+boost::asio::awaitable<void> async_report_erased(db::connection& conn, const row_filter_args& a,
+                                                 std::string_view command) {
+  const auto erased = co_await db::async_count_erased(conn, a.filter);
+  if (erased == 0) co_return;
+  std::cerr << "dispatcher " << command << ": refused " << erased
+            << " row(s) whose personal data was erased (retention, or `dispatcher forget`): what would be sent is "
+               "no longer there; see `dispatcher inspect`\n";
+}
+
 }  // namespace outbox::cli

@@ -55,4 +55,9 @@ enum class option_read { not_mine, ok, bad };
 void print_changed_rows(const std::vector<db::changed_row>& rows, bool json, bool dry_run, std::string_view done,
                         std::string_view would);
 
+// Requeue and mark-sent leave out rows whose personal data was erased: one line
+// on standard error says how many the filter named, and why.
+[[nodiscard]] boost::asio::awaitable<void> async_report_erased(db::connection& conn, const row_filter_args& a,
+                                                               std::string_view command);
+
 }  // namespace outbox::cli

@@ -42,6 +42,7 @@ boost::asio::awaitable<int> async_settle_rows_by_hand(db::connection& conn, sett
   if (!co_await async_resolve_times(conn, a, c.name)) co_return exit_usage;
   const auto rows = co_await db::async_settle_by_hand(conn, a.filter, c.how, operator_name(), reason);
   print_changed_rows(rows, a.json, a.filter.dry_run, c.done, c.would);
+  if (c.how == db::manual_settlement::mark_sent) co_await async_report_erased(conn, a, c.name);
   report_untouched_ids(a, rows, c.name);
   co_return exit_ok;
 }

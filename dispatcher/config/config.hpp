@@ -104,6 +104,13 @@ struct config {
   // A row naming a destination nobody configured waits this long (pending, with
   // the reason) for it to appear in the registry before it is dead; 0: dead at once.
   std::chrono::seconds unknown_destination_grace{600};
+  // Personal data of final rows is erased this long after they became final
+  // (docs/personal_data.md); 0: kept. A day for sent rows (their data serves
+  // nothing once sent; a day lets on-call check a platform's complaint), a
+  // week for dead and held rows (on-call may requeue them; Meta and TikTok take
+  // no event older than 7 days anyway).
+  std::chrono::seconds keep_personal_data_sent{86400};
+  std::chrono::seconds keep_personal_data_dead{7 * 86400};
   log_level min_log_level = log_level::info;
   std::optional<std::string> metrics_address = "127.0.0.1:9464";  // nullopt: disabled
   // A listener of its own for /healthz and /readyz only (nullopt: the probes are

@@ -242,9 +242,12 @@ asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::store_sessi
   auto found_batch = co_await conn.async_claim_batch(req);
   rt_.metrics.database_up = found_batch.has_value();
   next_due_.reset();
-  if (found_batch && one_scan) {
+  // A claim that was not full read every due row: the next one, a while later,
+  // starts at the beginning (it then also finds leases that expired meanwhile).
+  if (found_batch && one_scan && static_cast<int>(found_batch->rows.size()) == req.limit) {
     scan_mark_.claimed(found_batch->first_picked, t0);
   } else {
+    if (found_batch && one_scan) scan_mark_.claimed(std::nullopt, t0);  // counts as a look from the start
     scan_mark_.forget();
   }
   if (!found_batch) {

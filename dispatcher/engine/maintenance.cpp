@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "db/delivery_store.hpp"
+#include "db/listener.hpp"
 #include "db/wake_signal.hpp"
 #include "dispatcher/engine/use_tuple.hpp"
 
@@ -52,6 +53,11 @@ void maintenance::reload_registry() {
 
 void maintenance::reload_registry_entries(const std::vector<std::string>& keys) {
   registry_keys_requested_.insert(keys.begin(), keys.end());
+  // Many at once (a bulk change the listener got in several reads): one read of all of it.
+  if (registry_keys_requested_.size() > db::max_changed_destinations) {
+    registry_keys_requested_.clear();
+    registry_reload_requested_ = true;
+  }
   timer_.cancel();
 }
 
@@ -122,6 +128,7 @@ asio::awaitable<void> maintenance::async_run() {
       if (ok) ok = co_await async_load_pauses(*conn);
       if (ok) ok = co_await async_read_registry(*conn);  // the safety net: a notification is only a hint
       if (ok) ok = co_await async_refresh(*conn);
+      if (ok) ok = co_await async_erase_personal_data(*conn);
     }
     retry = !ok;
   }
@@ -171,6 +178,30 @@ asio::awaitable<bool> maintenance::async_refresh(db::store_session& conn) {
   if (!mode_read) co_return false;
   const bool gauges_read = co_await async_read_gauges(conn);
   co_return gauges_read;
+}
+
+// Final rows past their retention lose their personal data, a small batch per
+// statement (each its own short transaction, rows others hold skipped), at
+// most max_erase_batches per sweep so that lease renewals never wait long.
+asio::awaitable<bool> maintenance::async_erase_personal_data(db::store_session& conn) {
+  constexpr int max_erase_batches = 20;
+  db::retention_request req;
+  // 0 keeps the data: a retention of 100 years never comes.
+  constexpr std::chrono::seconds forever{100LL * 365 * 86400};
+  req.sent_after = options_.keep_personal_data_sent.count() > 0 ? options_.keep_personal_data_sent : forever;
+  req.dead_after = options_.keep_personal_data_dead.count() > 0 ? options_.keep_personal_data_dead : forever;
+  if (req.sent_after == forever && req.dead_after == forever) co_return true;
+  for (int i = 0; i < max_erase_batches && !stop_; ++i) {
+    const auto erased = co_await conn.async_erase_expired_personal_data(req);
+    if (!erased) {
+      rt_.log.warn("could not erase expired personal data; trying again at the next sweep",
+                   {{"error", erased.error().what()}});
+      co_return !erased.error().connection_lost();
+    }
+    rt_.metrics.personal_data_erased += static_cast<std::uint64_t>(*erased);
+    if (*erased < req.batch) break;
+  }
+  co_return true;
 }
 
 asio::awaitable<bool> maintenance::async_read_wake_mode(db::store_session& conn) {

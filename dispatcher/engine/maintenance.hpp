@@ -49,6 +49,7 @@ class maintenance {
   [[nodiscard]] boost::asio::awaitable<bool> async_renew(db::store_session& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_sweep(db::store_session& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_refresh(db::store_session& conn);
+  [[nodiscard]] boost::asio::awaitable<bool> async_erase_personal_data(db::store_session& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_read_wake_mode(db::store_session& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_read_gauges(db::store_session& conn);
   [[nodiscard]] boost::asio::awaitable<bool> async_load_pauses(db::store_session& conn);

@@ -37,7 +37,9 @@ asio::awaitable<bool> maintenance::async_read_registry(db::store_session& conn) 
 asio::awaitable<bool> maintenance::async_read_registry_entries(db::store_session& conn) {
   if (!destinations_.registry_read_at() || !destinations_.registry_supported()) {
     registry_keys_requested_.clear();
-    co_return co_await async_read_registry(conn);
+    const bool read = co_await async_read_registry(conn);
+    registry_reload_requested_ = !read;  // asked for: read again once the database answers
+    co_return read;
   }
   std::vector<std::string> keys(registry_keys_requested_.begin(), registry_keys_requested_.end());
   registry_keys_requested_.clear();

@@ -27,7 +27,12 @@ sender_options sender_options_from(const config& cfg) {
 settler_options settler_options_from(const config& cfg) { return {cfg.settle_window}; }
 
 maintenance_options maintenance_options_from(const config& cfg) {
-  return {cfg.lease, cfg.sweep_interval, cfg.backoff.max_attempts, cfg.wake == wake_mode::listen};
+  return {cfg.lease,
+          cfg.sweep_interval,
+          cfg.backoff.max_attempts,
+          cfg.wake == wake_mode::listen,
+          cfg.keep_personal_data_sent,
+          cfg.keep_personal_data_dead};
 }
 
 reconciler_options reconciler_options_from(const config& cfg) { return {cfg.status_poll_interval, http_options(cfg)}; }

@@ -36,7 +36,9 @@ struct maintenance_options {
   std::chrono::seconds lease{30};
   std::chrono::seconds sweep_interval{15};
   int max_attempts = 12;
-  bool listens = true;  // the wake mode is read only when the engine listens
+  bool listens = true;                                  // the wake mode is read only when the engine listens
+  std::chrono::seconds keep_personal_data_sent{86400};  // 0: kept
+  std::chrono::seconds keep_personal_data_dead{7 * 86400};
 };
 
 struct reconciler_options {

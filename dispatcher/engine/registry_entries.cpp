@@ -81,10 +81,19 @@ std::vector<registry_destination> registry_interpreter::interpret(const std::vec
 
 std::vector<registry_destination> registry_interpreter::interpret_entries(
     const std::vector<std::string>& keys, const std::vector<db::registry_entry>& found) {
-  for (const auto& key : keys) last_.erase(key);  // read again: what was found comes back below
+  std::map<std::string, remembered, std::less<>> kept;
+  for (const auto& key : keys) {  // read again: what was found comes back below
+    if (auto node = last_.extract(key)) kept.insert(std::move(node));
+  }
   std::vector<registry_destination> out;
   out.reserve(found.size());
   for (const auto& e : found) {
+    const auto before = kept.find(key_of(e.provider, e.name));
+    if (before != kept.end() && same_content(before->second.entry, e)) {  // its secrets opened once
+      out.push_back(before->second.result);
+      last_.insert_or_assign(before->first, std::move(before->second));
+      continue;
+    }
     auto fresh = interpret_registry({e}, keys_);
     out.push_back(fresh.front());
     last_.insert_or_assign(key_of(e.provider, e.name), remembered{e, std::move(fresh.front())});

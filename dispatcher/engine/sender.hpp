@@ -106,7 +106,12 @@ class sender {
   std::size_t active_ = 0;
   std::vector<clock_timer*> rate_waits_;  // cancelled at shutdown
   // Rows naming no known destination, and when this process first saw each (sender_route.cpp).
-  std::unordered_map<std::int64_t, std::chrono::system_clock::time_point> unknown_seen_;
+  struct unknown_row_seen {
+    std::chrono::system_clock::time_point since;  // a registry read must start after this
+    bool past_grace = false;                      // `since` is a look after the grace
+  };
+  std::unordered_map<std::int64_t, unknown_row_seen> unknown_seen_;
+  std::size_t unknown_seen_prune_at_ = 10000;
   std::mt19937_64 random_;
 };
 

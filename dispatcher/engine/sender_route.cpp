@@ -27,9 +27,11 @@ constexpr std::size_t unknown_seen_bound = 10000;
 
 }  // namespace
 
+// Pruned when the map has doubled since the last pruning: never a scan of it at every look.
 void sender::forget_unknown_rows_seen_before(std::chrono::system_clock::time_point before) {
-  if (unknown_seen_.size() < unknown_seen_bound) return;
-  std::erase_if(unknown_seen_, [&](const auto& seen) { return seen.second < before; });
+  if (unknown_seen_.size() < unknown_seen_prune_at_) return;
+  std::erase_if(unknown_seen_, [&](const auto& seen) { return seen.second.since < before; });
+  unknown_seen_prune_at_ = std::max(unknown_seen_bound, 2 * unknown_seen_.size());
 }
 
 // Why a row names no configured destination, and what to do about it.
@@ -68,17 +70,21 @@ db::settlement sender::plan_without_destination(const db::claimed_row& row, cons
   // started after this process first saw the row: that read began after the
   // row's commit, so after that of a destination created with it (or a moment
   // before: its notification may come after the row's). Both times are this
-  // process's clock. Only then the grace's longer waits, or dead.
+  // process's clock. Then the grace's longer waits; and once it is over, one
+  // more read that started after it, before the row is dead: a destination
+  // created late in the grace may not have been read here yet.
   forget_unknown_rows_seen_before(now - options_.unknown_destination_grace - unknown_seen_kept);
-  const auto first_seen = unknown_seen_.try_emplace(row.id, now).first->second;
+  const auto waited = now - row.created_at;
+  const bool grace_over = waited >= options_.unknown_destination_grace;
+  auto& seen = unknown_seen_.try_emplace(row.id, unknown_row_seen{now, grace_over}).first->second;
+  if (grace_over && !seen.past_grace) seen = {now, true};
   const auto key = key_of(row.provider, row.destination);
   const auto read_at = destinations_.registry_read_at(key);
-  if (destinations_.registry_supported() && (!read_at || *read_at <= first_seen)) {
+  if (destinations_.registry_supported() && (!read_at || *read_at <= seen.since)) {
     destinations_.request_reload(key);
     return plan_putback(ticket, registry_reread_wait, "waiting", error + "; reading the registry again", now);
   }
-  const auto waited = now - row.created_at;
-  if (waited < options_.unknown_destination_grace) {
+  if (!grace_over) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(options_.unknown_destination_grace - waited);
     return plan_putback(ticket, std::min(unknown_retry, left), "waiting",

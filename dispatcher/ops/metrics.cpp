@@ -277,6 +277,9 @@ std::string metrics::render() const {
   sample(out, "outbox_claimed_total", "", double(claimed));
   header(out, "outbox_reclaimed_total", "counter", "Rows taken over from an expired lease (a crashed or hung sender).");
   sample(out, "outbox_reclaimed_total", "", double(reclaimed));
+  header(out, "outbox_personal_data_erased_total", "counter",
+         "Final rows whose personal data was erased at the end of its retention (docs/personal_data.md).");
+  sample(out, "outbox_personal_data_erased_total", "", double(personal_data_erased));
   header(out, "outbox_lease_expiries_total", "counter", "Rows whose expired lease the sweeper reset.");
   sample(out, "outbox_lease_expiries_total", "", double(lease_expiries));
   header(out, "outbox_lease_lost_total", "counter", "Outcomes not recorded because another worker owned the row.");

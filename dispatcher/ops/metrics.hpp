@@ -103,7 +103,8 @@ struct metrics {
   histogram settle_seconds;
   std::uint64_t claimed = 0;
   std::uint64_t reclaimed = 0;
-  std::uint64_t lease_expiries = 0;  // rows reset by the sweeper
+  std::uint64_t personal_data_erased = 0;  // final rows whose personal data the retention erased
+  std::uint64_t lease_expiries = 0;        // rows reset by the sweeper
   std::uint64_t lease_lost = 0;
   std::uint64_t orphans_released = 0;  // rows of claims whose answer was lost, released after a reconnect
   std::uint64_t listener_reconnects = 0;

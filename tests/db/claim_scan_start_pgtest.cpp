@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/delivery_sql.hpp"
 #include "db/delivery_store.hpp"
 #include "dispatcher/engine/instance_id.hpp"
 #include "tests/support/must.hpp"
@@ -116,6 +117,8 @@ TEST_CASE("a claim starting past 3,000 skipped rows steps over none of them") {
   db.query("VACUUM ANALYZE event_delivery");
   const auto stepped = outbox::test::run_async([&](auto ex) -> asio::awaitable<std::pair<long long, long long>> {
     auto conn = co_await connection::async_connect(ex, db.conninfo(), 5s);
+    // As the engine's claim connection: generic plans, so the place is a parameter, not a constant.
+    (void)co_await conn.async_query(outbox::db::sql::claim_session_settings, {}, 5s);
     outbox::db::claim_request req;
     req.owner = "scan-start";
     req.token = outbox::random_uuid();

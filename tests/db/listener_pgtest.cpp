@@ -111,9 +111,9 @@ TEST_CASE("registry changes reach the listener as the entries they name, or as o
     rec.events.clear();
     (void)co_await writer.async_query(
         "INSERT INTO outbox_destination (provider, name, settings) "
-        "SELECT 'webhook', 'bulk_' || g, '{}' FROM generate_series(1, 200) g",
+        "SELECT 'webhook', 'bulk_' || g, '{}' FROM generate_series(1, 1000) g",
         {}, 5s);
-    // 200 in one commit arrive together (in a few reads at most): more than 64
+    // 1,000 in one commit arrive together (in a few reads at most): more than 64
     // at once become one read of the whole registry; no event names more than 64.
     const auto whole_read_asked = [&] {
       for (const auto& e : rec.events) {

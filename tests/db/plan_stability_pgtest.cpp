@@ -114,7 +114,7 @@ TEST_CASE("claim and settle plans made on a tiny table read only their batch onc
     out.claim_buffers = explain_buffers(claim_plan);
     // Arguments in the order of sql::settle: owner, then one array per column of `s`.
     const auto settle_plan = co_await settle_conn.async_query(
-        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE outbox_settle_v5('a', '{" + std::to_string(rows[1].id) +
+        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE outbox_settle_v6('a', '{" + std::to_string(rows[1].id) +
             "}', '{" + rows[1].lease_token +
             "}', '{sent}', '{0}', '{f}', '{1}', '{0}', '{1}', '{delivered}', '{200}', '{\"\"}', '{\"\"}', '{t}', "
             "'{\"\"}', '{\"\"}', '{\"\"}', '{\"\"}', '{0}', '{NULL}')",

@@ -32,6 +32,7 @@ class memory_statements {
   void publish_asleep(const std::string& instance);
   [[nodiscard]] std::vector<db::due_request> take_due_requests(std::size_t limit, std::chrono::seconds hold_for);
   [[nodiscard]] std::int64_t record_request_check(const db::request_check& check);
+  [[nodiscard]] std::int64_t erase_expired_personal_data(const db::retention_request& req);
 
  private:
   [[nodiscard]] static std::pair<std::int64_t, std::int64_t> position_of(const memory_row& r);

@@ -88,6 +88,10 @@ class memory_session final : public db::store_session {
   db::async_outcome<nlohmann::json> async_fleet() override {
     co_return co_await run<nlohmann::json>("fleet", [&](memory_statements& m) { return m.fleet(); });
   }
+  db::async_outcome<std::int64_t> async_erase_expired_personal_data(const db::retention_request& req) override {
+    co_return co_await run<std::int64_t>("erase_personal_data",
+                                         [&](memory_statements& m) { return m.erase_expired_personal_data(req); });
+  }
   db::async_outcome<db::registry_read> async_read_registry() override {
     co_return co_await run<db::registry_read>("read_registry", [&](memory_statements&) {
       return db::registry_read{s_.registry, true};

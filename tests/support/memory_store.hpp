@@ -46,6 +46,8 @@ struct memory_row {
   std::string provider_response;
   engine_clock::system_time created_at;
   engine_clock::system_time updated_at;
+  std::optional<engine_clock::system_time> personal_data_erased_at;
+  std::string personal_data_erased_why;
 
   [[nodiscard]] bool open() const { return state == "pending" || state == "sending"; }
   [[nodiscard]] std::string key() const { return provider + "/" + destination; }

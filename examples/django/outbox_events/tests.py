@@ -20,6 +20,7 @@ from outbox_events import (
     default_fanout,
     enqueue_event,
     enqueue_fanout,
+    forget_lead,
 )
 from outbox_events.apps import check_outbox_settings
 from outbox_events.models import EventDelivery
@@ -97,6 +98,42 @@ class SchemaTests(TestCase):
         self.assertIn("function enqueue_event_delivery(integer, unknown", str(caught.exception))
         self.assertIn(repr(connection.settings_dict["NAME"]), str(caught.exception))  # names the database
         self.assertTrue(enqueue_event(1, "meta", "Lead", PAYLOAD))  # the savepoint restored it
+
+
+class ForgetLeadTests(TestCase):
+    def payloads(self, lead):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT payload::text FROM event_delivery WHERE lead_project_id = %s", [lead])
+            return [row[0] for row in cursor.fetchall()]
+
+    def test_forget_lead_erases_closes_and_audits_inside_the_crm_transaction(self):
+        enqueue_event(41, "meta", "Lead", {"event_time": 1767225600, "email": "mary@example.com", "value": 3})
+        enqueue_event(42, "meta", "Lead", {"event_time": 1767225600, "email": "john@example.com"})
+        # The CRM's deletion rolls back: nothing of it happened.
+        with self.assertRaises(Rollback):
+            with transaction.atomic():
+                forget_lead(41, "dpo@crm")
+                raise Rollback()
+        self.assertIn("mary@example.com", self.payloads(41)[0])
+        with transaction.atomic():
+            report = forget_lead(41, "dpo@crm")
+        self.assertEqual((report.rows_erased, report.rows_closed, report.rows_in_flight), (1, 1, 0))
+        payload = self.payloads(41)[0]
+        self.assertNotIn("mary@example.com", payload)
+        self.assertIn('"email": "[erased]"', payload)
+        self.assertIn('"value": 3', payload)
+        self.assertIn("john@example.com", self.payloads(42)[0])
+        row = EventDelivery.objects.get(lead_project_id=41)
+        self.assertEqual((row.state, row.last_error), ("dead", "forgotten on request"))
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT requested_by, rows_erased FROM outbox_erasure WHERE lead_project_id = 41")
+            self.assertEqual(cursor.fetchall(), [("dpo@crm", 1)])
+
+    def test_a_dry_run_changes_nothing(self):
+        enqueue_event(43, "meta", "Lead", {"event_time": 1767225600, "email": "mary@example.com"})
+        report = forget_lead(43, dry_run=True)
+        self.assertEqual(report.rows_erased, 1)
+        self.assertIn("mary@example.com", self.payloads(43)[0])
 
 
 class ProviderErrorTests(TestCase):
