@@ -52,6 +52,13 @@ asio::awaitable<forget_report> async_forget_lead(connection& conn, std::int64_t 
   co_return forget_report{r.int64(0, 0), r.int64(0, 1), r.int64(0, 2)};
 }
 
+asio::awaitable<void> async_record_personal_data_access(connection& conn, const std::string& accessed_by,
+                                                        const std::string& what) {
+  params args{accessed_by, what};
+  (void)co_await conn.async_query("INSERT INTO outbox_personal_data_access (accessed_by, what) VALUES ($1, $2)",
+                                  std::move(args), personal_data_timeout);
+}
+
 asio::awaitable<outcome<std::int64_t>> async_erase_expired_personal_data(connection& conn,
                                                                          const retention_request& req) {
   co_return co_await async_try(erase_expired(conn, req));

@@ -24,6 +24,12 @@ struct forget_report {
 [[nodiscard]] boost::asio::awaitable<forget_report> async_forget_lead(connection& conn, std::int64_t lead_project_id,
                                                                       const std::string& requested_by, bool dry_run);
 
+// Records that `accessed_by` was shown the personal data of `what` (rows asked for
+// by `dispatcher inspect --show-personal-data`). Throws db::error (a command).
+[[nodiscard]] boost::asio::awaitable<void> async_record_personal_data_access(connection& conn,
+                                                                             const std::string& accessed_by,
+                                                                             const std::string& what);
+
 struct retention_request {
   std::chrono::seconds sent_after{86400};      // a sent row's data goes this long after it was sent
   std::chrono::seconds dead_after{7 * 86400};  // a dead or held row's, this long after it became so

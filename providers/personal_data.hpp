@@ -9,6 +9,8 @@
 #include <array>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 namespace outbox::providers {
 
 inline constexpr std::array<std::string_view, 21> personal_event_fields = {
@@ -56,5 +58,9 @@ inline constexpr std::array<std::string_view, 28> personal_platform_fields = {
   }
   return false;
 }
+
+// `doc` with the value under every personal key, at any depth, replaced by
+// `marker`: the field names stay, and so does whether each was present.
+[[nodiscard]] nlohmann::json with_personal_data_replaced(const nlohmann::json& doc, std::string_view marker);
 
 }  // namespace outbox::providers

@@ -37,7 +37,7 @@ constexpr subcommand subcommands[] = {
     {"sweep", "reset rows whose lease expired (stuck in sending); --dry-run to look first", &sweep_command},
     {"config", "validate the configuration and print it with secrets masked (--json)", &config_command},
     {"status", "counts by state and destination, oldest due row, expired leases, pauses", &status_command},
-    {"inspect", "one row (by id, --lead or --key) and its attempts log", &inspect_command},
+    {"inspect", "one row (by id, --lead or --key) and its attempts log", &inspect_command, true},
     {"requeue", "move dead (or held) rows back to pending; --dry-run to look first", &requeue_command, true},
     {"discard", "give up on pending, held or dead rows (they become dead, never sent); --reason", &discard_command,
      true},

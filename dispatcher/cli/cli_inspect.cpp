@@ -3,17 +3,19 @@
 #include <iostream>
 
 #include "db/operations_store.hpp"
+#include "db/personal_data_store.hpp"
 #include "dispatcher/cli/cli.hpp"
 #include "dispatcher/cli/cli_args.hpp"
 #include "dispatcher/ops/display_time.hpp"
 #include "dispatcher/ops/terminal_text.hpp"
+#include "providers/personal_data.hpp"
 
 namespace outbox::cli {
 namespace {
 
-constexpr const char* inspect_help = R"(usage: dispatcher inspect ID [--json]
-       dispatcher inspect --lead LEAD_ID [--json]
-       dispatcher inspect --key IDEMPOTENCY_KEY [--json]
+constexpr const char* inspect_help = R"(usage: dispatcher inspect ID [--json] [--show-personal-data]
+       dispatcher inspect --lead LEAD_ID [--json] [--show-personal-data]
+       dispatcher inspect --key IDEMPOTENCY_KEY [--json] [--show-personal-data]
 
 Shows one event_delivery row (state, attempts, schedule, lease, last error,
 provider response, and the payload as stored: byte for byte the body a webhook
@@ -25,6 +27,11 @@ processes later, that request's id and the result the provider reported.
 idempotency key (the id providers see; this lookup reads the whole table).
 --json prints {"row", "attempts"} for an ID, an array of them for --lead/--key.
 Exit code 1 when no row matches.
+
+Personal data in the payload (email, phone, names, address, ids: see
+docs/personal_data.md) shows as "[hidden]": the field names stay, and so does
+whether each was present. --show-personal-data shows the payload as stored,
+and records who looked at which rows (outbox_personal_data_access; --operator).
 )";
 
 // JSON text for the terminal. dump() escapes C0 controls but keeps DEL and C1
@@ -85,6 +92,17 @@ std::string attempt_number(const nlohmann::json& a) {
   return text(a["attempt"]) + (refunded ? " (not counted)" : "");
 }
 
+// The payload with its personal data masked: the row's `payload` and `payload_text`.
+void hide_personal_data(nlohmann::json& doc) {
+  auto& row = doc["row"];
+  if (!row.contains("payload")) return;
+  auto masked = providers::with_personal_data_replaced(row["payload"], "[hidden]");
+  if (masked == row["payload"]) return;  // nothing personal: the stored bytes as they are
+  row["payload"] = std::move(masked);
+  row["payload_text"] = row["payload"].dump();
+  row["personal_data_hidden"] = true;
+}
+
 void print_row(const nlohmann::json& doc) {
   const auto& row = doc["row"];
   for (const char* key : {"id", "lead_project_id", "provider", "destination", "event_name", "idempotency_key", "state",
@@ -94,11 +112,19 @@ void print_row(const nlohmann::json& doc) {
     std::cout << std::string(18 - std::string_view(key).size(), ' ') << key << "  "
               << (time ? time_text(row[key]) : text(row[key])) << "\n";
   }
+  if (row.contains("personal_data_erased_at") && !row["personal_data_erased_at"].is_null()) {
+    std::cout << "     personal data  erased " << time_text(row["personal_data_erased_at"]) << " ("
+              << text(row["personal_data_erased_why"]) << ")\n";
+  }
   // payload_text is the stored text itself: byte for byte the body a webhook receives and signs
   // (a platform's body is built from it); the parsed `payload` would be a re-serialization.
   const auto& exact = row.contains("payload_text") ? row["payload_text"] : row["payload"];
+  const bool hidden = row.value("personal_data_hidden", false);
   std::cout << std::string(11, ' ') << "payload  " << text(exact) << "\n"
-            << std::string(20, ' ') << "(as stored: the exact bytes of a webhook's body)\n\nattempts:\n";
+            << std::string(20, ' ')
+            << (hidden ? "(personal data hidden: --show-personal-data shows it, and records that you looked)"
+                       : "(as stored: the exact bytes of a webhook's body)")
+            << "\n\nattempts:\n";
   if (doc["attempts"].empty()) std::cout << "  (none yet)\n";
   for (const auto& a : doc["attempts"]) {
     std::cout << "  #" << attempt_number(a) << "  " << time_text(a["started_at"]) << "  " << text(a["outcome"])
@@ -114,7 +140,25 @@ struct inspect_args {
   std::optional<std::int64_t> id;
   db::row_lookup lookup;
   bool json = false;
+  bool show_personal_data = false;
 };
+
+// What was asked for, for the access record: "row 12", "lead 7", "key ...".
+std::string asked_for(const inspect_args& a) {
+  if (a.id) return "row " + std::to_string(*a.id);
+  if (a.lookup.lead) return "lead " + std::to_string(*a.lookup.lead);
+  return "key " + a.lookup.key.value_or("");
+}
+
+// Masks the docs' personal data, or records that it is shown.
+boost::asio::awaitable<void> async_guard_personal_data(db::connection& conn, const inspect_args& a,
+                                                       std::vector<nlohmann::json*> docs) {
+  if (a.show_personal_data) {
+    co_await db::async_record_personal_data_access(conn, operator_name(), "inspect " + asked_for(a));
+    co_return;
+  }
+  for (auto* doc : docs) hide_personal_data(*doc);
+}
 
 std::optional<std::int64_t> read_id(const std::string& arg) {
   std::int64_t v = 0;
@@ -133,6 +177,8 @@ std::optional<int> read_args(std::span<const std::string> args, inspect_args& a)
     }
     if (r.flag("--json")) {
       a.json = true;
+    } else if (r.flag("--show-personal-data")) {
+      a.show_personal_data = true;
     } else if (auto lead = r.option("--lead")) {
       a.lookup.lead = read_id(*lead);
       if (!a.lookup.lead) {
@@ -177,6 +223,9 @@ boost::asio::awaitable<int> async_inspect_lookup(db::connection& conn, const ins
     auto doc = co_await db::async_inspect(conn, id);
     if (!doc.is_null()) docs.push_back(std::move(doc));  // pruned in between: skipped
   }
+  std::vector<nlohmann::json*> shown;
+  for (auto& doc : docs) shown.push_back(&doc);
+  co_await async_guard_personal_data(conn, a, shown);
   if (a.json) {
     std::cout << docs.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     co_return exit_ok;
@@ -190,7 +239,10 @@ boost::asio::awaitable<int> async_inspect_lookup(db::connection& conn, const ins
 
 boost::asio::awaitable<int> async_inspect_and_print(db::connection& conn, inspect_args a) {
   if (!a.id) co_return co_await async_inspect_lookup(conn, a);
-  const auto doc = co_await db::async_inspect(conn, *a.id);
+  auto doc = co_await db::async_inspect(conn, *a.id);
+  // Named, not braced in the call: GCC 12 mishandles a braced initializer in a co_await expression.
+  std::vector<nlohmann::json*> shown{&doc};
+  if (!doc.is_null()) co_await async_guard_personal_data(conn, a, shown);
   if (doc.is_null()) {
     std::cerr << "dispatcher inspect: no row with id " << *a.id << "\n";
     co_return exit_failure;

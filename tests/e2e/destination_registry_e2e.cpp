@@ -14,6 +14,7 @@
 #include "dispatcher/secrets/sealing_keyring.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/dispatcher_process.hpp"
+#include "tests/support/pg_dump.hpp"
 
 // One namespace per file: test programs are unity builds (CMakeLists.txt).
 namespace destination_registry_e2e {
@@ -40,21 +41,6 @@ void set_with_secret(e2e_fixture& fx, const scratch_dir& dir, const std::string&
   REQUIRE(r.exit_code == 0);
 }
 
-// The database as `pg_dump` writes it (a backup's contents).
-std::string dump_of(const e2e_fixture& fx, const scratch_dir& dir) {
-  outbox::environment env;
-  for (const char* name : {"PGHOST", "PGPORT", "PGUSER"}) {
-    if (const char* v = std::getenv(name)) env[name] = v;
-  }
-  const char* bin = std::getenv("PG_TEST_BIN");
-  const auto done = outbox::test::run_child(
-      {std::string(bin ? bin : "/usr/lib/postgresql/15/bin") + "/pg_dump", "--no-owner", fx.db.name()}, env,
-      std::chrono::seconds(60), dir.path);
-  INFO(done.err);
-  REQUIRE(done.exit_code == 0);
-  return done.out;
-}
-
 }  // namespace
 
 TEST_CASE("keys reseal: a rotation moves every secret to the new key; a dump never holds one in clear") {
@@ -70,7 +56,7 @@ TEST_CASE("keys reseal: a rotation moves every secret to the new key; a dump nev
   const auto secret_in = [&](const std::string& text) {
     return text.find("Y2NjY2NjY2Nj") != std::string::npos || text.find("ZGRkZGRkZGRk") != std::string::npos;
   };
-  const std::string dump = dump_of(fx, dir);
+  const std::string dump = outbox::test::pg_dump_of(fx.db, dir);
   CHECK(dump.find("https://hooks.example.com/brand_c") != std::string::npos);  // the dump has the registry
   CHECK_FALSE(secret_in(dump));
 
@@ -109,7 +95,7 @@ TEST_CASE("keys reseal: a rotation moves every secret to the new key; a dump nev
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("resealed 0 secret(s) in 0 destination(s) for key " + new_id + "; 2 already sealed for it") !=
         std::string::npos);
-  CHECK_FALSE(secret_in(dump_of(fx, dir)));
+  CHECK_FALSE(secret_in(outbox::test::pg_dump_of(fx.db, dir)));
 }
 
 TEST_CASE("destination set: checked as the environment's; a secret only from a file, stored sealed") {

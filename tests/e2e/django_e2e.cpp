@@ -322,6 +322,7 @@ const std::vector<std::string> django_tests{
     "test_without_the_setting_meta_tiktok_and_google_data_manager",
     "test_a_wrong_setting_is_reported",
     "test_the_list_and_the_detail_page_show_the_row_and_its_attempts",
+    "test_a_superuser_sees_personal_data_when_asked_and_that_is_recorded",
     "test_nothing_can_be_added_changed_or_deleted",
     "test_a_search_that_is_no_lead_id_is_never_a_server_error",
     // set_destination: sealing and checks.

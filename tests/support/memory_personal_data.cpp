@@ -7,25 +7,6 @@
 #include "tests/support/memory_statements.hpp"
 
 namespace outbox::test {
-namespace {
-
-// As outbox_erase_personal_data(): every value under a personal key becomes "[erased]".
-nlohmann::json erased(const nlohmann::json& doc) {
-  if (doc.is_object()) {
-    nlohmann::json out = nlohmann::json::object();
-    for (const auto& [key, value] : doc.items())
-      out[key] = providers::is_personal_field(key) ? "[erased]" : erased(value);
-    return out;
-  }
-  if (doc.is_array()) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& value : doc) out.push_back(erased(value));
-    return out;
-  }
-  return doc;
-}
-
-}  // namespace
 
 std::int64_t memory_statements::erase_expired_personal_data(const db::retention_request& req) {
   std::vector<memory_row*> due;
@@ -38,7 +19,7 @@ std::int64_t memory_statements::erase_expired_personal_data(const db::retention_
   if (due.size() > static_cast<std::size_t>(req.batch)) due.resize(static_cast<std::size_t>(req.batch));
   for (memory_row* r : due) {
     const auto doc = nlohmann::json::parse(r->payload, nullptr, false);
-    if (!doc.is_discarded()) r->payload = erased(doc).dump();
+    if (!doc.is_discarded()) r->payload = providers::with_personal_data_replaced(doc, "[erased]").dump();
     r->provider_response.clear();
     r->personal_data_erased_at = now_;
     r->personal_data_erased_why = "retention";

@@ -91,6 +91,10 @@ class EventDelivery(models.Model):
     last_http_status = models.IntegerField(null=True, editable=False)
     provider_response = models.TextField(null=True, editable=False)
     updated_at = models.DateTimeField(editable=False)
+    # Set when its personal data was erased (the dispatcher's docs/personal_data.md):
+    # "retention" or "forgotten on request".
+    personal_data_erased_at = models.DateTimeField(null=True, editable=False)
+    personal_data_erased_why = models.TextField(null=True, editable=False)
 
     objects = EventDeliveryQuerySet.as_manager()
 

@@ -246,9 +246,27 @@ class AdminTests(TestCase):
         self.assertNotContains(listing, reverse("admin:outbox_events_eventdelivery_add"))  # no "add" button
         detail = self.client.get(reverse("admin:outbox_events_eventdelivery_change", args=[self.row.id]))
         self.assertEqual(detail.status_code, 200)
-        self.assertContains(detail, "admin-view@example.com")
+        self.assertNotContains(detail, "admin-view@example.com")  # personal data hidden by default
+        self.assertContains(detail, "&quot;email&quot;: &quot;[hidden]&quot;")
         self.assertContains(detail, "Meta: service unavailable")
         self.assertNotContains(detail, 'name="_save"')
+
+    def test_a_superuser_sees_personal_data_when_asked_and_that_is_recorded(self):
+        change = reverse("admin:outbox_events_eventdelivery_change", args=[self.row.id])
+        shown = self.client.get(change, {"show_personal_data": "1"})
+        self.assertContains(shown, "admin-view@example.com")
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT accessed_by, what FROM outbox_personal_data_access")
+            self.assertEqual(cursor.fetchall(), [("oncall (Django admin)", f"admin row {self.row.id}")])
+        from django.contrib.auth import get_user_model
+        from django.contrib.auth.models import Permission
+
+        staff = get_user_model().objects.create_user("viewer", "viewer@example.com", "not-a-secret", is_staff=True)
+        staff.user_permissions.add(Permission.objects.get(codename="view_eventdelivery"))
+        self.client.force_login(staff)
+        masked = self.client.get(change, {"show_personal_data": "1"})
+        self.assertEqual(masked.status_code, 200)
+        self.assertNotContains(masked, "admin-view@example.com")  # staff, not superuser: still hidden
 
     def test_a_search_that_is_no_lead_id_is_never_a_server_error(self):
         changelist = reverse("admin:outbox_events_eventdelivery_changelist")
