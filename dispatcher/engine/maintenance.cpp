@@ -184,7 +184,7 @@ asio::awaitable<bool> maintenance::async_refresh(db::store_session& conn) {
 // statement (each its own short transaction, rows others hold skipped), at
 // most max_erase_batches per sweep so that lease renewals never wait long.
 asio::awaitable<bool> maintenance::async_erase_personal_data(db::store_session& conn) {
-  constexpr int max_erase_batches = 20;
+  constexpr int max_erase_batches = 50;  // 10,000 rows a sweep: 667 rows/s at the default 15 s
   db::retention_request req;
   // 0 keeps the data: a retention of 100 years never comes.
   constexpr std::chrono::seconds forever{100LL * 365 * 86400};
