@@ -33,7 +33,7 @@ struct forget_report {
 struct retention_request {
   std::chrono::seconds sent_after{86400};      // a sent row's data goes this long after it was sent
   std::chrono::seconds dead_after{7 * 86400};  // a dead or held row's, this long after it became so
-  int batch = 200;  // about 20 ms a statement, so no enqueue waits long for a row it locks
+  int batch = 200;                             // about 20 ms a statement, so no enqueue waits long for a row it locks
 };
 
 // Erases the personal data of up to `batch` final rows past their retention
