@@ -71,13 +71,15 @@ asio::awaitable<void> listener::async_listen_session() {
     bool notified = false;
     bool pauses = false;
     bool destinations = false;
-    std::set<std::string> changed;  // payloads naming one registry entry each
+    std::set<std::string> changed;    // payloads naming one registry entry each
+    std::set<std::string> forgotten;  // payloads naming one forgotten lead each
     for (const auto& n : conn_->take_notifications()) {
       if (n.channel != options_.channel) continue;
       notified = true;
       pauses |= n.payload == pauses_changed_payload;
       destinations |= n.payload == destinations_changed_payload;
       if (n.payload.starts_with(destination_changed_prefix)) changed.insert(n.payload);
+      if (n.payload.starts_with(lead_forgotten_prefix)) forgotten.insert(n.payload);
     }
     // Many entries at once (a bulk change): one read of the whole registry costs less.
     if (changed.size() > max_changed_destinations) destinations = true;
@@ -86,6 +88,7 @@ asio::awaitable<void> listener::async_listen_session() {
     for (const auto& payload : changed) {
       if (!destinations) signals.append(signals.empty() ? "" : ",").append(payload);
     }
+    for (const auto& payload : forgotten) signals.append(signals.empty() ? "" : ",").append(payload);
     if (notified) emit(listener_event::kind::notification, false, std::move(signals));
   }
 }

@@ -26,6 +26,9 @@ struct listener_options {
   clock::duration reconnect_delay_max = std::chrono::seconds(5);
 };
 
+// NOTIFY payload of outbox_forget_lead() (sql/0017): this prefix, then the lead id.
+inline constexpr std::string_view lead_forgotten_prefix = "outbox:forgotten:";
+
 // More registry entries than this changed at once: the whole registry is read.
 inline constexpr std::size_t max_changed_destinations = 64;
 
@@ -41,8 +44,8 @@ struct listener_event {
   // pauses_changed_payload (a `dispatcher pause` or `resume`),
   // destinations_changed_payload (the registry changed: read all of it), or
   // destination_changed_prefix + "provider/name" for each entry that changed
-  // (up to max_changed_destinations; more become destinations_changed_payload);
-  // else empty.
+  // (up to max_changed_destinations; more become destinations_changed_payload),
+  // lead_forgotten_prefix + lead id for each lead forgotten; else empty.
   std::string detail;
 };
 

@@ -1,5 +1,7 @@
 #include "dispatcher/engine/engine.hpp"
 
+#include <charconv>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -90,21 +92,31 @@ void engine::request_stop() {
 }
 
 // The registry's part of a notification's signals (db::listener_event::detail):
-// read it all, or the entries named.
+// read it all, or the entries named; and the leads forgotten.
 void engine::registry_notified(const std::string& signals) {
   std::vector<std::string> keys;
+  bool whole = false;
   for (std::size_t at = 0; at <= signals.size();) {
     const auto end = std::min(signals.find(',', at), signals.size());
     const std::string_view signal(signals.data() + at, end - at);
-    if (signal == db::destinations_changed_payload) {
-      maintenance_.reload_registry();
-      return;
-    }
+    whole |= signal == db::destinations_changed_payload;
     if (signal.starts_with(db::destination_changed_prefix))
       keys.emplace_back(signal.substr(db::destination_changed_prefix.size()));
+    if (signal.starts_with(db::lead_forgotten_prefix)) forgotten_lead(signal.substr(db::lead_forgotten_prefix.size()));
     at = end + 1;
   }
-  if (!keys.empty()) maintenance_.reload_registry_entries(keys);
+  if (whole) {
+    maintenance_.reload_registry();
+  } else if (!keys.empty()) {
+    maintenance_.reload_registry_entries(keys);
+  }
+}
+
+// "outbox:forgotten:<lead>": its rows waiting here for their turn are not sent.
+void engine::forgotten_lead(std::string_view lead) {
+  std::int64_t id = 0;
+  const auto [end, ec] = std::from_chars(lead.data(), lead.data() + lead.size(), id);
+  if (ec == std::errc{} && end == lead.data() + lead.size()) sender_.forget_leads({id});
 }
 
 void engine::on_listener_event(const db::listener_event& e) {

@@ -15,6 +15,7 @@ namespace outbox {
 
 struct in_flight_row {
   row_ticket ticket;
+  std::int64_t lead_project_id = 0;
   std::string provider;  // metric labels: the row's, or "unknown" when not configured
   std::string destination;
   bool started = false;                 // request bytes may be on the wire

@@ -166,6 +166,10 @@ asio::awaitable<void> sender::async_send_batch(std::shared_ptr<destination> kept
     }
     co_return;
   }
+  if (drop_forgotten(events)) {
+    dest.limiter.release();
+    co_return;
+  }
   if (!probe && dest.gate.paused(rt_.clock.system_now())) {
     // Paused while these rows waited for a slot: back to pending, due now; the
     // claim leaves them alone until the destination reopens.
@@ -291,6 +295,30 @@ void sender::note_health(destination& dest, const exchange& ex, std::span<const 
                                                  {"open_seconds", destination_gate::circuit_open_for.count()}});
     wake_claimer_();  // its wait must end when the circuit's pause does
   }
+}
+
+void sender::forget_leads(const std::vector<std::int64_t>& leads) {
+  const auto now = rt_.clock.steady_now();
+  // A row in flight waits at most a lease: older entries can never match a row again.
+  std::erase_if(forgotten_leads_, [&](const auto& f) { return now - f.second > forgotten_kept; });
+  for (const auto lead : leads) forgotten_leads_.insert_or_assign(lead, now);
+}
+
+// Rows of a lead forgotten (outbox_forget_lead()) while they waited for their
+// turn: not sent. Their row is dead already and its lease gone, so what the
+// settle says of them changes nothing. True when none is left to send.
+bool sender::drop_forgotten(std::vector<providers::outbound_event>& events) {
+  if (forgotten_leads_.empty()) return false;
+  std::vector<providers::outbound_event> forgotten;
+  std::erase_if(events, [&](const providers::outbound_event& e) {
+    if (!forgotten_leads_.contains(in_flight_.find(e.row_id)->lead_project_id)) return false;
+    forgotten.push_back(e);
+    return true;
+  });
+  if (forgotten.empty()) return false;
+  rt_.log.info("rows of a forgotten lead dropped before their request", {{"rows", forgotten.size()}});
+  put_back(forgotten, 0ms, "forgotten", "forgotten on request before its request was sent");
+  return events.empty();
 }
 
 void sender::put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <random>
 #include <unordered_map>
 #include <vector>
@@ -35,6 +36,9 @@ class sender {
   [[nodiscard]] std::size_t active() const noexcept { return active_; }
   // Shutdown: wake everything waiting for a slot or a rate token (they give their rows back).
   void stop();
+  // These leads were forgotten (a notification of outbox_forget_lead()): their
+  // rows still waiting for a slot or a rate token here are not sent.
+  void forget_leads(const std::vector<std::int64_t>& leads);
   // After the grace period: requests still running are abandoned; their rows
   // are settled now (held on hold destinations, pending otherwise).
   void abandon_running();
@@ -78,6 +82,7 @@ class sender {
                    std::chrono::system_clock::time_point now, bool probe);
   void put_back(const std::vector<providers::outbound_event>& events, std::chrono::milliseconds delay,
                 const std::string& outcome, const std::string& reason);
+  [[nodiscard]] bool drop_forgotten(std::vector<providers::outbound_event>& events);
   void settle(db::settlement s);
   // Fields a provider dropped from one row: a warning and outbox_fields_dropped_total.
   void note_dropped(const destination& dest, std::int64_t row_id, const providers::dropped_fields& dropped);
@@ -112,6 +117,9 @@ class sender {
   };
   std::unordered_map<std::int64_t, unknown_row_seen> unknown_seen_;
   std::size_t unknown_seen_prune_at_ = 10000;
+  // Leads forgotten lately, and when this process heard of it.
+  std::map<std::int64_t, std::chrono::steady_clock::time_point> forgotten_leads_;
+  static constexpr std::chrono::hours forgotten_kept{1};
   std::mt19937_64 random_;
 };
 

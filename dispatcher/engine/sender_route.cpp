@@ -105,7 +105,8 @@ std::optional<db::settlement> sender::route(const db::claimed_row& row, bool pro
   const row_ticket ticket{row.id, row.lease_token, row.attempts, row.created_at};
   dest = destinations_.find_shared(row.provider, row.destination);
   if (dest && !unknown_seen_.empty()) unknown_seen_.erase(row.id);  // its destination came
-  in_flight_row entry{ticket, dest ? row.provider : unknown_label, dest ? row.destination : unknown_label};
+  in_flight_row entry{ticket, row.lead_project_id, dest ? row.provider : unknown_label,
+                      dest ? row.destination : unknown_label};
   entry.hold_on_doubt = dest && dest->provider->hold_reclaimed();
   entry.probe = probe;
   if (!in_flight_.add(std::move(entry))) {

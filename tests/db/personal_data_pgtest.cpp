@@ -14,6 +14,7 @@
 #include "providers/crypto.hpp"
 #include "providers/personal_data.hpp"
 #include "tests/support/must.hpp"
+#include "tests/support/notify_probe.hpp"
 #include "tests/support/pg_fixture.hpp"
 #include "tests/support/run_async.hpp"
 
@@ -115,10 +116,14 @@ TEST_CASE("forget: every row of the lead loses its data, unsent rows close, the 
       co_return co_await outbox::db::async_forget_lead(c, 7, "dpo@crm", dry_run);
     });
   };
+  outbox::test::notify_probe probe(db.conninfo());
   const auto before = all_text(db);
   const auto dry = forget(true);
   CHECK(all_text(db) == before);  // a dry run changes nothing
+  CHECK(probe.payloads_since_last().empty());
   const auto done = forget(false);
+  // Dispatchers holding a row of the lead for its turn drop it (engine_personal_data_test).
+  CHECK(probe.payloads_since_last() == std::vector<std::string>{"outbox:forgotten:7"});
   CHECK(dry.rows_erased == 4);
   CHECK(dry.rows_closed == 2);
   CHECK(dry.rows_in_flight == 1);

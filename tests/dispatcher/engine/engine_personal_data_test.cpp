@@ -58,4 +58,30 @@ TEST_CASE("engine personal data: a retention of 0 keeps it") {
   CHECK(rig.store.calls("erase_personal_data") == 0);
 }
 
+TEST_CASE("engine personal data: a row of a forgotten lead waiting for its slot is dropped, not sent") {
+  engine_rig rig([](auto& env) {
+    env["OUTBOX_WAKE_MODE"] = "listen";
+    env["OUTBOX_DEST__WEBHOOK__DEFAULT__CONCURRENCY"] = "1";
+  });
+  rig.http.script.push_back(scripted_answer::reply(200).delayed(5000ms));  // holds the one slot
+  rig.start();
+  const auto first = rig.enqueue(1, "Lead", mary);
+  REQUIRE(rig.run_until([&] { return rig.http.sent.size() == 1; }, 10s));
+  const auto waiting = rig.enqueue(7, "Lead", mary);
+  REQUIRE(rig.run_until([&] { return rig.row(waiting).state == "sending"; }, 10s));
+  // What outbox_forget_lead(7) does to the row, and the notification it sends at commit.
+  auto& row = rig.store.row(waiting);
+  row.state = "dead";
+  row.last_error = "forgotten on request";
+  row.lease_token.reset();
+  row.lease_owner.reset();
+  row.lease_expires_at.reset();
+  rig.store.notify("outbox:forgotten:7");
+  REQUIRE(rig.run_until_state(first, "sent", 20s));
+  (void)rig.run_until([] { return false; }, 10s);
+  CHECK(rig.http.sent.size() == 1);  // the forgotten lead's row never went out
+  CHECK(rig.row(waiting).state == "dead");
+  CHECK(rig.logs().find("rows of a forgotten lead dropped before their request") != std::string::npos);
+}
+
 }  // namespace engine_personal_data_test
