@@ -54,7 +54,7 @@ asio::awaitable<claim_batch> claim(connection& conn, const claim_request& req) {
   // the work index, stepping over the skipped rows. Otherwise destination by
   // destination, so that skipped rows are never read (sql::claim_by_destination),
   // at one index descent per destination with unfinished rows.
-  const bool whole_queue = (req.skip_destinations.empty() || req.few_skipped_rows) && !req.only_destination;
+  const bool whole_queue = req.one_ordered_scan();
   if (whole_queue) {
     args.push_back(req.scan_from ? std::optional(std::to_string(req.scan_from->due_us)) : std::nullopt);
     args.push_back(req.scan_from ? std::optional(std::to_string(req.scan_from->id)) : std::nullopt);

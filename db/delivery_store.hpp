@@ -62,6 +62,12 @@ struct claim_request {
   // an earlier claim picked, every row before it skipped then. Ignored by the
   // claim by destination and the probe.
   std::optional<claim_position> scan_from;
+
+  // Whether the claim is one ordered scan of the work index (sql::claim; it
+  // honours scan_from), rather than destination by destination or the probe.
+  [[nodiscard]] bool one_ordered_scan() const {
+    return (skip_destinations.empty() || few_skipped_rows) && !only_destination;
+  }
 };
 
 // held: kept for on-call review, never retried automatically (see provider::hold_reclaimed).

@@ -237,7 +237,7 @@ asio::awaitable<std::optional<std::size_t>> claimer::async_claim(db::store_sessi
   req.skip_destinations = skipped_destinations();
   req.few_skipped_rows = few_rows_in(req.skip_destinations);
   const auto t0 = rt_.clock.steady_now();
-  const bool one_scan = req.few_skipped_rows;  // else destination by destination: nothing to step over
+  const bool one_scan = req.one_ordered_scan();  // else destination by destination: nothing to step over
   if (one_scan) req.scan_from = scan_mark_.start(req.skip_destinations, t0);
   auto found_batch = co_await conn.async_claim_batch(req);
   rt_.metrics.database_up = found_batch.has_value();

@@ -91,9 +91,9 @@ void engine::request_stop() {
   claimer_.wake();
 }
 
-// The registry's part of a notification's signals (db::listener_event::detail):
-// read it all, or the entries named; and the leads forgotten.
-void engine::registry_notified(const std::string& signals) {
+// What a notification's signals (db::listener_event::detail) ask besides a
+// claim: the registry read whole or the entries named, and leads forgotten.
+void engine::act_on_signals(const std::string& signals) {
   std::vector<std::string> keys;
   bool whole = false;
   for (std::size_t at = 0; at <= signals.size();) {
@@ -123,7 +123,7 @@ void engine::on_listener_event(const db::listener_event& e) {
   switch (e.type) {
     case db::listener_event::kind::notification:
       ++rt_.metrics.notifications;
-      registry_notified(e.detail);
+      act_on_signals(e.detail);
       if (maintenance_.any_on_call_pause() || e.detail.find(db::pauses_changed_payload) != std::string::npos) {
         // Maybe `dispatcher resume`: re-read pauses first, or the claim would skip
         // the just-released destination. The reload wakes the claimer.

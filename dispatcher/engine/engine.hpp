@@ -61,7 +61,7 @@ class engine {
 
  private:
   void on_listener_event(const db::listener_event& e);
-  void registry_notified(const std::string& signals);
+  void act_on_signals(const std::string& signals);
   void forgotten_lead(std::string_view lead);
   boost::asio::awaitable<void> async_drain();
   boost::asio::awaitable<void> async_wait_until(bool (engine::*done)() const,

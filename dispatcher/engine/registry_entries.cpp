@@ -59,46 +59,41 @@ bool same_content(const db::registry_entry& a, const db::registry_entry& b) {
 
 }  // namespace
 
-std::vector<registry_destination> registry_interpreter::interpret(const std::vector<db::registry_entry>& entries) {
-  std::map<std::string, remembered, std::less<>> now;
+// `entries` interpreted into `into`; an entry unchanged since its remembered
+// interpretation in `from` keeps it (its secrets were opened once).
+std::vector<registry_destination> registry_interpreter::interpret_reusing(
+    const std::vector<db::registry_entry>& entries, remembered_map& from, remembered_map& into) {
   std::vector<registry_destination> out;
   out.reserve(entries.size());
   for (const auto& e : entries) {
     std::string key = key_of(e.provider, e.name);
-    const auto before = last_.find(key);
-    if (before != last_.end() && same_content(before->second.entry, e)) {
+    const auto before = from.find(key);
+    if (before != from.end() && same_content(before->second.entry, e)) {
       out.push_back(before->second.result);
-      now.emplace(std::move(key), std::move(before->second));
+      into.insert_or_assign(std::move(key), std::move(before->second));
       continue;
     }
     auto fresh = interpret_registry({e}, keys_);
     out.push_back(fresh.front());
-    now.emplace(std::move(key), remembered{e, std::move(fresh.front())});
+    into.insert_or_assign(std::move(key), remembered{e, std::move(fresh.front())});
   }
+  return out;
+}
+
+std::vector<registry_destination> registry_interpreter::interpret(const std::vector<db::registry_entry>& entries) {
+  remembered_map now;
+  auto out = interpret_reusing(entries, last_, now);
   last_ = std::move(now);  // entries removed from the registry are forgotten
   return out;
 }
 
 std::vector<registry_destination> registry_interpreter::interpret_entries(
     const std::vector<std::string>& keys, const std::vector<db::registry_entry>& found) {
-  std::map<std::string, remembered, std::less<>> kept;
-  for (const auto& key : keys) {  // read again: what was found comes back below
+  remembered_map kept;
+  for (const auto& key : keys) {  // read again: what was found comes back, the rest is forgotten
     if (auto node = last_.extract(key)) kept.insert(std::move(node));
   }
-  std::vector<registry_destination> out;
-  out.reserve(found.size());
-  for (const auto& e : found) {
-    const auto before = kept.find(key_of(e.provider, e.name));
-    if (before != kept.end() && same_content(before->second.entry, e)) {  // its secrets opened once
-      out.push_back(before->second.result);
-      last_.insert_or_assign(before->first, std::move(before->second));
-      continue;
-    }
-    auto fresh = interpret_registry({e}, keys_);
-    out.push_back(fresh.front());
-    last_.insert_or_assign(key_of(e.provider, e.name), remembered{e, std::move(fresh.front())});
-  }
-  return out;
+  return interpret_reusing(found, kept, last_);
 }
 
 std::vector<registry_destination> interpret_registry(const std::vector<db::registry_entry>& entries,

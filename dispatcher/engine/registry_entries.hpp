@@ -45,8 +45,12 @@ class registry_interpreter {
     db::registry_entry entry;
     registry_destination result;
   };
+  using remembered_map = std::map<std::string, remembered, std::less<>>;  // by "provider/name"
+  [[nodiscard]] std::vector<registry_destination> interpret_reusing(const std::vector<db::registry_entry>& entries,
+                                                                    remembered_map& from, remembered_map& into);
+
   const registry_keys& keys_;
-  std::map<std::string, remembered, std::less<>> last_;  // by "provider/name"
+  remembered_map last_;
 };
 
 }  // namespace outbox

@@ -26,8 +26,7 @@ std::pair<std::int64_t, std::int64_t> memory_statements::position_of(const memor
 
 // Where the claim's one ordered scan starts, as sql::claim computes it (nullopt: the beginning).
 std::optional<std::pair<std::int64_t, std::int64_t>> memory_statements::scan_start(const db::claim_request& req) const {
-  const bool whole_queue = (req.skip_destinations.empty() || req.few_skipped_rows) && !req.only_destination;
-  if (!req.scan_from || !whole_queue) return std::nullopt;
+  if (!req.scan_from || !req.one_ordered_scan()) return std::nullopt;
   const auto step_back =
       std::chrono::duration_cast<std::chrono::microseconds>((now_ - db::claim_scan_step_back).time_since_epoch())
           .count();
